@@ -14,6 +14,7 @@ from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops import registry
 from .ops.registry import RAW, TENSOR, OpView
+from .row_cotangent import RowCotangent, backprop as row_backprop
 from .tensor import Tensor
 
 logger = logging.getLogger("minitf")
@@ -271,10 +272,13 @@ class GradientTape:
                 parts, sizes = [], []
                 for start in range(0, n, chunk):
                     stop = min(n, start + chunk)
-                    seed = _one_hot_rows(xp, start, stop, n, dtype).reshape((stop - start,) +
-                                                                             tshape)
-                    grads = run.backward([(target._id, run.wrap(seed))], flat_sources, nb=1)
-                    parts.append([grads.get(s._id) for s in flat_sources])
+                    if tshape and not run.tensor_mode:
+                        seed = RowCotangent.one_hot(start, stop, tshape, dtype)
+                    else:
+                        seed = run.wrap(_one_hot_rows(xp, start, stop, n, dtype).reshape(
+                            (stop - start,) + tshape))
+                    grads = run.backward([(target._id, seed)], flat_sources, nb=1)
+                    parts.append([_dense(grads.get(s._id)) for s in flat_sources])
                     sizes.append(stop - start)
                 per_source = [_join(run, [p[j] for p in parts], sizes, s)
                               for j, s in enumerate(flat_sources)]
@@ -376,6 +380,10 @@ def _output_gradient(w, target):
     return w
 
 
+def _dense(g):
+    return g.dense() if g.__class__ is RowCotangent else g
+
+
 def _one_hot_rows(xp, start, stop, n, dtype):
     """Rows ``start:stop`` of the n x n identity."""
     rows = xp.zeros((stop - start, n), dtype=dtype)
@@ -452,7 +460,8 @@ class _Backward:
         if self.tensor_mode:
             from .ops.array_ops import concat
             return concat(values, 0)
-        return B.xp.concatenate(values, axis=0)
+        shape = (sum(v.shape[0] for v in values),) + tuple(values[0].shape[1:])
+        return B.xp.concatenate(values, axis=0, out=B.empty_result(shape, values[0].dtype))
 
     def backward(self, seeds, sources, nb=0):
         """Gradients of the seeded targets, keyed by tensor id, for ids reachable from sources.
@@ -498,7 +507,16 @@ class _Backward:
                     needs = (in_ids[0] in reach, in_ids[1] in reach)
                 else:
                     needs = tuple([i in reach for i in in_ids])
-                if op.user_grad is not None or op.vjp is None:
+                in_grads = None
+                if g.__class__ is RowCotangent:
+                    in_grads = row_backprop(op, g, _values(saved) if saved else saved,
+                                            out._value if out is not None else None, attrs,
+                                            needs, shapes)
+                    if in_grads is None:
+                        g = g.dense()
+                if in_grads is not None:
+                    pass
+                elif op.user_grad is not None or op.vjp is None:
                     in_grads = _run_custom(_user_rule, op, saved, out, attrs, g, tensor_mode,
                                            F, nb, needs, shapes)
                 elif nb and getattr(op, "batch_unaware", False):
@@ -523,6 +541,8 @@ class _Backward:
                         continue
                     shape = shapes[k]
                     if (gi.shape[nb:] if nb else gi.shape) != shape:
+                        if gi.__class__ is RowCotangent:
+                            gi = gi.dense()
                         F.nb = nb
                         gi = F.unbroadcast(gi, tuple(shape))  # keeps the nb leading batch dims
                     iid = in_ids[k]
@@ -533,9 +553,15 @@ class _Backward:
         return grads
 
 
+def _values(saved):
+    return tuple([None if t is None else t._value for t in saved])
+
+
 def _check_gradients(op, in_grads, shapes):
     """``enable_check_numerics`` during a first-order backward pass (rules on bare arrays)."""
     for k, gi in enumerate(in_grads):
+        if gi.__class__ is RowCotangent:
+            gi = gi.vals
         if gi is None or getattr(gi, "dtype", None) is None or gi.dtype.kind != "f":
             continue
         if not bool(B.xp.isfinite(gi).all()):

@@ -35,6 +35,14 @@ FUNCTIONS = {
     "slices_concat": (lambda x: tf.concat([x[::2] * 2.0, tf.square(x[1:3])], axis=0), [X]),
     "transpose_reshape": (lambda x: tf.reshape(tf.transpose(x @ W), [-1]) ** 2, [X, W]),
     "sigmoid_where": (lambda x: tf.where(x > 0, tf.sigmoid(x), x * 0.1), [X]),
+    # Row-sparse cotangents (minitf.row_cotangent): two paths meeting with the same rows, a
+    # bias broadcast along the rows as (1, n), a rank-3 target, and a sparse path meeting a
+    # dense one (the reduction needs the dense batch).
+    "two_paths": (lambda x: tf.tanh(x @ W) * (x @ W) + x @ W, [X, W]),
+    "row_broadcast_bias": (lambda x: x @ W * tf.reshape(B, (1, 5)) - tf.reshape(B, (1, 5)),
+                           [X, W, B]),
+    "rank3_target": (lambda x: tf.sigmoid(tf.reshape(x @ W, (4, 5, 1)) * V[:, 0]), [X, W, V]),
+    "sparse_meets_dense": (lambda x: x @ W + tf.reduce_sum(x @ W, axis=0), [X, W]),
 }
 
 
@@ -215,3 +223,37 @@ def test_chunked_jacobian_where_some_chunks_do_not_reach_a_source():
         np.testing.assert_array_equal(jz.numpy(), full_z.numpy())
     np.testing.assert_array_equal(full_x.numpy()[:2], 2.0 * np.eye(2))
     assert not full_x.numpy()[2:].any()
+
+
+def test_an_mlp_jacobian_stays_row_sparse_to_the_weights(monkeypatch):
+    """Element-wise ops and 2-D products pass the one-hot rows along: the batch of cotangents
+    is never densified, and the result equals the reference loop's."""
+    from minitf.row_cotangent import RowCotangent
+    densified = []
+    original = RowCotangent.dense
+    monkeypatch.setattr(RowCotangent, "dense",
+                        lambda self: densified.append(self.shape) or original(self))
+    x = const(6, 4)
+    w1, b1, w2, b2 = var(4, 3), var(3), var(3, 2), var(2)
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.nn.relu(x @ w1 + b1) @ w2 + b2
+    vec = tape.jacobian(y, [w1, b1, w2, b2])
+    assert densified == []
+    loop = tape.jacobian(y, [w1, b1, w2, b2], experimental_use_pfor=False)
+    for a, b in zip(vec, loop):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+    # The bias gradient of the last layer is the identity, block by block.
+    np.testing.assert_array_equal(vec[3].numpy(), np.tile(np.eye(2), (6, 1, 1)))
+
+
+def test_check_numerics_names_the_op_on_the_row_sparse_path():
+    x = tf.constant(np.array([[1.0, -1.0], [0.0, 4.0]]))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.sqrt(x) * 2.0
+    tf.debugging.enable_check_numerics()
+    try:
+        with pytest.raises(tf.InvalidArgumentError, match="sqrt"):
+            tape.jacobian(y, x)
+    finally:
+        tf.debugging.disable_check_numerics()

@@ -138,3 +138,16 @@ def test_persistent_tape_memory_is_freed_by_del():
         tracemalloc.stop()
     assert held > 2 * n * 4 * 0.9   # the inputs of the 2nd and 3rd sin (the 1st one's is x)
     assert after < 0.5 * n * 4
+
+
+def test_empty_result_gives_the_shape_and_leaves_numpy_huge_page_setting_alone():
+    from minitf import backend as B
+    switch = B._hugepage_switch()   # the setter returns the previous value
+    setting = switch(True) if switch is not None else None
+    if switch is not None:
+        switch(setting)
+    for shape in [(3, 4), (1025, 64, 128)]:   # under and over the 32 MiB threshold (float32)
+        out = B.empty_result(shape, np.float32)
+        assert out.shape == shape and out.dtype == np.float32 and out.flags.c_contiguous
+    if switch is not None:
+        assert switch(setting) == setting

@@ -27,6 +27,24 @@ def _matmul_vjp(F, g, x, y):
     return ga, gb
 
 
+def _matmul_row_vjp(g, x, y, needs):
+    # g is row-sparse along the rows of a @ b (see minitf.row_cotangent): row r of g only
+    # reaches row r of a's gradient, and b's gradient is the outer product a[r]^T g_r.
+    a, b = x
+    if a.ndim != 2 or b.ndim != 2:
+        return None
+    ga = g.like(g.vals @ b.T) if needs[0] else None
+    gb = None
+    if needs[1]:  # writing this (N, k, m) result is the whole cost
+        gb = B.empty_result((len(g.rows),) + b.shape, g.vals.dtype)
+        a_rows = a[g.rows]
+        if B.xp is numpy:  # einsum's loop writes it 1.6x faster than a broadcast multiply
+            numpy.einsum("bk,bm->bkm", a_rows, g.vals, out=gb)
+        else:
+            B.xp.multiply(a_rows[:, :, None], g.vals[:, None, :], out=gb)
+    return ga, gb
+
+
 def _matmul_forward(a, b):
     """a @ b over the last two axes. A stack of matrices times one matrix (and one matrix times
     a stack) runs as a single BLAS product instead of numpy's loop of small ones: that is the
@@ -39,7 +57,7 @@ def _matmul_forward(a, b):
     return xp.matmul(a, b)
 
 
-_matmul = defop("matmul", _matmul_forward, arity=2, vjp=_matmul_vjp,
+_matmul = defop("matmul", _matmul_forward, arity=2, vjp=_matmul_vjp, row_vjp=_matmul_row_vjp,
                 jvp="bilinear", save=(0, 1), type="MatMul", aliases=("BatchMatMulV2",),
                 samples=lambda: [((u(3, 4), u(4, 2)), {}), ((u(2, 3, 4), u(4, 5)), {}),
                                  ((u(2, 3, 4), u(2, 4, 2)), {})])

@@ -27,7 +27,8 @@ def unary(name, forward, vjp, save=("x",), samples=None, smooth=True, jvp="eleme
     save = tuple(0 if s == "x" else s for s in save)
     rule = None if vjp is None else (lambda F, g, xs, y: (vjp(F, g, xs[0] if xs else None, y),))
     public = defop(name, forward, arity=1, vjp=rule, jvp=jvp if vjp else None, save=save,
-                   samples=samples if vjp else None, smooth=smooth, kink=kink, **kw)
+                   samples=samples if vjp else None, smooth=smooth, kink=kink, elementwise=True,
+                   **kw)
     op = public.op
 
     def fast(x, name=None):
@@ -46,7 +47,8 @@ def binary(name, forward, vjp, save=(0, 1), samples=None, smooth=True, jvp="elem
     """Register a broadcasting two-input op; operands follow ``operand_pair``'s dtype rules."""
     samples = samples or (lambda: [((u(3, 4), u(3, 4)), {}), ((u(3, 4), u(4)), {})])
     public = defop(name, forward, arity=2, vjp=vjp, jvp=jvp if vjp else None, save=save,
-                   samples=samples if vjp else None, smooth=smooth, kink=kink, **kw)
+                   samples=samples if vjp else None, smooth=smooth, kink=kink, elementwise=True,
+                   **kw)
     op = public.op
 
     def fast(x, y, name=None):

@@ -54,11 +54,11 @@ class Op:
     """One registered op. See ``defop``."""
     __slots__ = ("name", "type", "forward", "vjp", "jvp", "save_inputs", "save_out", "arity",
                  "attr_names", "samples", "smooth", "user_grad", "grad_tol", "kink",
-                 "batch_unaware")
+                 "batch_unaware", "row_vjp", "elementwise")
 
     def __init__(self, name, forward=None, *, type=None, arity=1, vjp=None, jvp=None,
                  save=(), attr_names=(), samples=None, smooth=True, grad_tol=None, kink=None,
-                 batch_unaware=False):
+                 batch_unaware=False, row_vjp=None, elementwise=None):
         self.name = name
         self.type = type or "".join(p.capitalize() for p in name.split("_"))
         self.forward = forward
@@ -74,6 +74,8 @@ class Op:
         self.grad_tol = grad_tol
         self.kink = kink
         self.batch_unaware = batch_unaware
+        self.row_vjp = row_vjp
+        self.elementwise = jvp == "elementwise" if elementwise is None else elementwise
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -84,7 +86,8 @@ class Op:
 
 
 def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, smooth=True,
-          type=None, aliases=(), grad_tol=None, kink=None, batch_unaware=False):
+          type=None, aliases=(), grad_tol=None, kink=None, batch_unaware=False, row_vjp=None,
+          elementwise=None):
     """Register an op and return its public function.
 
     ``forward(*arrays, **attrs)`` computes on backend arrays; ``arity`` inputs are tensors, the
@@ -94,6 +97,10 @@ def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, 
     ``kink`` documents the subgradient convention at non-differentiable points.
     ``batch_unaware`` rules see one cotangent at a time in a vectorised jacobian (the tape
     loops over the batch for them), for ops whose kernels assume fixed-rank inputs.
+    ``row_vjp(g, x, y, needs, **attrs)`` takes a row-sparse batch of cotangents
+    (``minitf.row_cotangent``) and returns the input gradients, or None to get the dense batch;
+    element-wise ops need none. ``elementwise`` (default: ``jvp == "elementwise"``) marks ops
+    whose output element depends only on the same (broadcast) element of each input.
     """
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
@@ -101,7 +108,7 @@ def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, 
     op = Op(name, forward, type=type, arity=arity, vjp=vjp, jvp=jvp, save=save,
             attr_names=tuple(p for p in params[arity:] if not p.startswith("*")),
             samples=samples, smooth=smooth, grad_tol=grad_tol, kink=kink,
-            batch_unaware=batch_unaware)
+            batch_unaware=batch_unaware, row_vjp=row_vjp, elementwise=elementwise)
     OPS[name] = op
     for alias in (op.type, *aliases):
         _ALIASES[alias] = op

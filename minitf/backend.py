@@ -5,6 +5,7 @@ same code runs on CPU and GPU. The backend is chosen once, from ``MINITF_BACKEND
 ``set_backend``, before any tensor is created.
 """
 import os
+import sys
 
 import numpy
 
@@ -74,27 +75,53 @@ def _hugepage_switch():
     return getattr(core.multiarray, "_set_madvise_hugepage", None)
 
 
-_HUGE_MIN_BYTES = 32 * 2 ** 20
+_LARGE_BYTES = 32 * 2 ** 20      # glibc's mmap ceiling: larger blocks come fresh from the OS
+_LARGE_KEPT = 2                  # large blocks kept for reuse
+_large_blocks = []               # flat uint8 numpy buffers, most recently used last
 
 
 def empty_result(shape, dtype):
     """An uninitialised array for a large result handed to the caller (a jacobian).
 
-    Blocks above glibc's 32 MiB mmap ceiling come fresh from the OS on every call; on numpy they
-    are faulted in as transparent huge pages (one fault per 2 MiB instead of per 4 KiB: a
-    33 MiB result went from 13 ms to 1.4 ms of page faults here).
+    Blocks above 32 MiB bypass glibc's free lists: each one is mapped fresh and page-faulted in
+    (13 ms for a 33 MiB jacobian here, more than computing it). On numpy such results are
+    carved out of kept blocks instead (beyond two, unused ones are released when the next
+    large result is made). A block is reused only when nothing references it any more: its
+    reference count shows no view alive. New blocks are faulted in as transparent huge pages.
+    ``MINITF_KEEP_FREED_MEMORY=0`` turns the reuse off.
     """
-    madvise = _hugepage_switch()
-    nbytes = numpy.dtype(dtype).itemsize
+    dtype = numpy.dtype(dtype)
+    size = 1
     for s in shape:
-        nbytes *= int(s)
-    if xp is not numpy or madvise is None or nbytes < _HUGE_MIN_BYTES:
+        size *= int(s)
+    nbytes = size * dtype.itemsize
+    if xp is not numpy or nbytes < _LARGE_BYTES:
         return xp.empty(shape, dtype=dtype)
-    previous = madvise(True)
-    try:
-        return numpy.empty(shape, dtype=dtype)
-    finally:
-        madvise(previous)
+    keep = _allocator_tuned
+    block = None
+    if keep:
+        for i in range(len(_large_blocks)):
+            # Two references mean unused: the list's and getrefcount's argument.
+            if _large_blocks[i].nbytes >= nbytes and sys.getrefcount(_large_blocks[i]) <= 2:
+                block = _large_blocks.pop(i)
+                break
+    if block is None:
+        madvise = _hugepage_switch()
+        previous = madvise(True) if madvise is not None else None
+        try:
+            block = numpy.empty(nbytes, dtype=numpy.uint8)
+        finally:
+            if madvise is not None:
+                madvise(previous)
+    if keep:
+        _large_blocks.append(block)
+        i = 0
+        while len(_large_blocks) > _LARGE_KEPT and i < len(_large_blocks) - 1:
+            if sys.getrefcount(_large_blocks[i]) <= 2:   # the oldest unused ones go first
+                del _large_blocks[i]
+            else:
+                i += 1
+    return block[:nbytes].view(dtype).reshape(shape)
 
 
 def get_backend():

@@ -151,3 +151,26 @@ def test_empty_result_gives_the_shape_and_leaves_numpy_huge_page_setting_alone()
         assert out.shape == shape and out.dtype == np.float32 and out.flags.c_contiguous
     if switch is not None:
         assert switch(setting) == setting
+
+
+def test_large_results_reuse_a_block_only_when_no_view_of_it_is_alive():
+    from minitf import backend as B
+    if not B._allocator_tuned:
+        pytest.skip("MINITF_KEEP_FREED_MEMORY=0: large blocks are not kept")
+    shape = (1024, 64, 128)   # 32 MiB of float32
+    first = B.empty_result(shape, np.float32)
+    first[...] = 1.0
+    row = first[5]            # a view keeps the block in use after the array itself is gone
+    block = id(first.base)    # not the block itself: a reference here would keep it in use
+    del first
+    second = B.empty_result(shape, np.float32)
+    assert id(second.base) != block
+    second[...] = 2.0
+    assert float(row.min()) == 1.0 == float(row.max())
+    del row
+    third = B.empty_result(shape, np.float32)
+    assert id(third.base) == block   # unused again: reused instead of mapped afresh
+    del second, third
+    for _ in range(3):
+        B.empty_result(shape, np.float32)
+    assert len(B._large_blocks) <= 2

@@ -2,6 +2,7 @@
 apply_gradients pipeline (None grads, accumulation, clipping, iterations, learning rate) and the
 one-host-call contract."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import minitf as tf
 from fake_tracer import tracing
 from minitf.keras import optimizers
 
-SHAPES = [(3, 4), (5,), (400, 400)]   # the last one is large enough for the two-thread split
+SHAPES = [(3, 4), (5,), (400, 400)]   # the last one is large enough for the optional thread split
 
 
 def _grads(rng, steps):
@@ -502,3 +503,33 @@ def test_small_variables_updated_together_match_one_by_one(make):
     assert sorted(sa) == sorted(sb) and len(sa) >= 4
     for k in sa:
         np.testing.assert_array_equal(sa[k], sb[k])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: optimizers.Adam(1e-2, amsgrad=True),
+    lambda: optimizers.AdamW(1e-2),
+    lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True),
+    lambda: optimizers.RMSprop(1e-2, momentum=0.5, centered=True),
+], ids=["adam-amsgrad", "adamw", "nesterov", "rmsprop"])
+def test_two_thread_split_is_bit_identical(make):
+    """``parallel = True`` splits large variables in halves updated on two threads: the same
+    element-wise arithmetic, so the same bits as the default one-thread update."""
+    rng = np.random.default_rng(5)
+    shapes = [(400, 400), (400,), (300, 10)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    runs = []
+    for parallel in (False, True):
+        variables = [tf.Variable(a) for a in init]
+        opt = make()
+        opt.parallel = parallel
+        step_rng = np.random.default_rng(6)
+        for _ in range(3):
+            opt.apply_gradients(zip([step_rng.standard_normal(s).astype(np.float32)
+                                     for s in shapes], variables))
+        runs.append(([v.numpy() for v in variables], opt))
+    (plain, opt_plain), (split, opt_split) = runs
+    plan = opt_split._plan(list(opt_split._entry_list))
+    if tf.get_backend() == "numpy" and (os.cpu_count() or 1) > 1:
+        assert plan.split and plan.work[1], "the large variable was not split over two threads"
+    for a, b in zip(plain, split):
+        np.testing.assert_array_equal(a, b)

@@ -85,6 +85,8 @@ def interleaved(contenders, seconds, warmup=3, rounds=5):
 
 
 def peak_memory(step, batch, repeats=3):
+    """Peak bytes allocated during a step, plus (for a function) the planned buffers it keeps
+    between calls: they were allocated before the window but are part of every step."""
     step(*batch)
     gc.collect()
     tracemalloc.start()
@@ -92,7 +94,7 @@ def peak_memory(step, batch, repeats=3):
         step(*batch)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return peak
+    return peak + (step.resident_bytes() if hasattr(step, "resident_bytes") else 0)
 
 
 def batches_for(shape, batch, n=8, seed=0):
@@ -161,8 +163,8 @@ def memory_rows(sizes, batch):
     for label, wrap in (("eager", lambda s: s), ("function", tf.function)):
         model = mlp(sizes)
         peaks[label] = peak_memory(wrap(make_step(model, tf.keras.optimizers.Adam(1e-3))), (x, y))
-    print(f"\nPeak memory of one training step (tracemalloc), MLP {'-'.join(map(str, sizes))}, "
-          f"batch {batch}")
+    print(f"\nPeak memory of one training step (tracemalloc; function: plus its planned "
+          f"buffers), MLP {'-'.join(map(str, sizes))}, batch {batch}")
     for label, peak in peaks.items():
         print(f"  {label:<9} {peak / 2 ** 20:8.2f} MiB")
     print(f"  function / eager = {peaks['function'] / peaks['eager']:.2f}")

@@ -148,5 +148,6 @@ def _jvp_through_vjp(op, kind, tangents, inputs, y, attrs):
                 term = F.reduce_sum(prod, axis=(prod.ndim - 1,))
             else:
                 term = F.reduce_sum(prod, axis=attrs["axis"], keepdims=attrs.get("keepdims", False))
-        total = term if total is None else total + term
+        if term is not None:   # None: the output does not depend on this input locally
+            total = term if total is None else total + term
     return total

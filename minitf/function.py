@@ -122,6 +122,11 @@ class Function:
     def experimental_get_tracing_count(self):
         return self.trace_count
 
+    def resident_bytes(self):
+        """Bytes of the buffers this function's traces keep between calls (the planned
+        intermediates every replay writes into)."""
+        return sum(plan.resident_bytes for plan in self._plans.values())
+
 
 def _is_tensor_arg(value):
     """Tensors and arrays become placeholders; Variables are captured by identity instead."""
@@ -205,7 +210,7 @@ class _Tracer:
         out = self._new_slot(y._value, "temp")
         self.slot_of[y._id] = out
         self._keep.append(y)
-        self.steps.append(("op", op.forward, ins, attrs, out))
+        self.steps.append(("op", op, ins, attrs, out))
         if not ins or any(self.kind[i] != "const" for i in ins):
             return
         # Constant folding: every input is a constant, so the trace-time value is the value.
@@ -271,29 +276,158 @@ class _Plan:
         frees = [[] for _ in kept]
         for slot, index in last_use.items():
             frees[index].append(slot)
+        writes = _plan_memory(kept, tracer.values, kinds, out_refs)
+        sizes, views = writes.pop(None)
+        blocks = [B.xp.empty(n, dtype="uint8") for n in sizes]
+        # One fixed view per planned write: arrays of different shapes share a block when their
+        # lifetimes do not overlap.
+        self.buffers = [blocks[bid][:B.xp.dtype(dtype).itemsize * _size(shape)].view(dtype)
+                        .reshape(shape) for bid, shape, dtype in views]
         self.steps = []
-        for (kind, fn, ins, attrs, out), free in zip(kept, frees):
+        for index, ((kind, fn, ins, attrs, out), free) in enumerate(zip(kept, frees)):
+            mode, target = writes.get(index, (_PLAIN, None))
             if kind == "assign":
                 fn = _XP_ASSIGN[fn]
-                kind = "host"
-            self.steps.append((kind == "op", fn, ins, attrs or _NO_ATTRS, out, tuple(free)))
+            elif kind == "op":
+                op = fn
+                fn = op.out_forward if mode != _PLAIN else op.forward
+            self.steps.append((mode if kind == "op" else _HOST, fn, ins, attrs or _NO_ATTRS, out,
+                               target, tuple(free)))
         self.table = [v if kinds[i] in ("const", "var") else None for i, v in enumerate(tracer.values)]
         self.n_steps = len(self.steps)
+        self.resident_bytes = sum(b.nbytes for b in blocks)
+        self._running = False
 
     def run(self, args):
+        if self._running:  # re-entered (from a host kernel): the planned buffers are in use
+            return self._run(args, planned=False)
+        self._running = True
+        try:
+            return self._run(args, planned=True)
+        finally:
+            self._running = False
+
+    def _run(self, args, planned):
         v = list(self.table)
+        buffers = self.buffers
         for slot, arg in zip(self.input_slots, args):
             v[slot] = arg._value if isinstance(arg, Tensor) else B.xp.asarray(arg)
-        for is_op, fn, ins, attrs, out, free in self.steps:
-            if is_op:
+        for mode, fn, ins, attrs, out, target, free in self.steps:
+            if mode == _PLAIN:
                 v[out] = fn(*[v[i] for i in ins], **attrs)
-            else:
+            elif mode == _HOST:
                 fn(*[v[i] for i in ins])
+            elif not planned:
+                v[out] = _unplanned(fn, [v[i] for i in ins], attrs)
+            elif mode == _BUFFER:
+                v[out] = fn(buffers[target], *[v[i] for i in ins], **attrs)
+            else:   # _IN_PLACE: into an input whose last use this is
+                v[out] = fn(v[target], *[v[i] for i in ins], **attrs)
             for i in free:
                 v[i] = None
         leaves = [ref if kind == "py" else Tensor(v[ref] if kind == "slot" else v[ref].copy())
                   for kind, ref in self.out_refs]
         return pack_sequence_as(self.structure, leaves)
+
+
+_PLAIN, _HOST, _BUFFER, _IN_PLACE = range(4)
+
+
+def _unplanned(out_forward, arrays, attrs):
+    # The out= kernel on a fresh array: arrays broadcast to the output's shape and dtype.
+    xp = B.xp
+    shape = xp.broadcast_shapes(*[a.shape for a in arrays]) if hasattr(
+        xp, "broadcast_shapes") else xp.broadcast(*arrays).shape
+    return out_forward(xp.empty(shape, dtype=xp.result_type(*arrays)), *arrays, **attrs)
+
+
+def _plan_memory(steps, values, kinds, out_refs):
+    """Where each op step writes. Returns ``{step index: (mode, target)}`` plus, under the key
+    None, the ``(shape, dtype)`` of each planned buffer.
+
+    A step whose op has an ``out_forward`` writes into a buffer allocated once per plan, or,
+    for an element-wise op, straight into an input temporary that dies at this step. A buffer
+    is handed to a later step once every array that lives in it (the owner and its views) is
+    dead; returned values never live in planned buffers (the caller keeps them).
+    """
+    xp = B.xp
+    owner = {}           # slot -> slot whose memory it lives in (itself, or a view's base)
+    for kind, op, ins, attrs, out in steps:
+        if kind != "op":
+            continue
+        y = values[out]
+        owner[out] = out
+        for i in ins:
+            x = values[i]
+            if _array(x) and _array(y) and xp.may_share_memory(x, y):
+                owner[out] = owner.get(i, i)
+                break
+    last = {}
+    for index, (kind, op, ins, attrs, out) in enumerate(steps):
+        for i in ins:
+            last[owner.get(i, i)] = index
+    pinned = {owner.get(ref, ref) for kind, ref in out_refs if kind != "py"}
+    for kind, op, ins, attrs, out in steps:
+        if kind == "op" and op.identity_cache:   # arrays a kernel cache may know by identity
+            pinned.update(owner.get(i, i) for i in ins + (out,))
+    sizes = []           # buffer id -> bytes (the most any array placed in it needs)
+    spare = []           # ids of buffers nothing lives in now
+    active = {}          # buffer id -> the slot that owns it now
+    views = []           # (buffer id, shape, dtype) of each planned write
+    writes = {None: (sizes, views)}
+    for index, (kind, op, ins, attrs, out) in enumerate(steps):
+        if (kind == "op" and op.out_forward is not None and kinds[out] == "temp"
+                and owner[out] == out and out not in pinned and _array(values[out])
+                and values[out].flags.c_contiguous):
+            y = values[out]
+            key = (tuple(y.shape), y.dtype)
+            donor = None
+            if op.elementwise:
+                for i in ins:
+                    x = values[i]
+                    if (owner.get(i) == i and kinds[i] == "temp" and i not in pinned
+                            and last.get(i) == index and _array(x) and x.flags.c_contiguous
+                            and (tuple(x.shape), x.dtype) == key):
+                        donor = i
+                        break
+            if donor is not None:
+                writes[index] = (_IN_PLACE, donor)
+                for bid, slot in active.items():
+                    if slot == donor:   # the buffer passes on to the output
+                        active[bid] = out
+                        break
+            else:
+                # Best fit among the free buffers; else grow the largest free one; else a new one.
+                fits = [b for b in spare if sizes[b] >= y.nbytes]
+                if fits:
+                    bid = min(fits, key=lambda b: sizes[b])
+                elif spare:
+                    bid = max(spare, key=lambda b: sizes[b])
+                    sizes[bid] = y.nbytes
+                else:
+                    bid = len(sizes)
+                    sizes.append(y.nbytes)
+                if bid in spare:
+                    spare.remove(bid)
+                active[bid] = out
+                writes[index] = (_BUFFER, len(views))
+                views.append((bid,) + key)
+        for bid, slot in list(active.items()):
+            if last.get(slot, -1) <= index:   # every array in it is dead after this step
+                del active[bid]
+                spare.append(bid)
+    return writes
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def _array(value):
+    return B.is_array(value) and value.ndim > 0
 
 
 _NO_ATTRS = {}

@@ -284,3 +284,74 @@ def test_returned_variable_is_a_snapshot():
     second = bump()
     third = bump()
     assert (float(first), float(second), float(third)) == (2.0, 3.0, 4.0)
+
+
+def test_replay_writes_into_planned_buffers_instead_of_allocating():
+    """After the trace, the step's intermediates live in buffers planned once (reused across
+    steps, and in place for element-wise ops): a replay allocates a small fraction of what the
+    eager step does, and the buffers it keeps are no larger than the eager step's peak."""
+    import tracemalloc
+    rng = np.random.default_rng(3)
+    vs = [tf.Variable(rng.standard_normal((64, 256)).astype(np.float32) * 0.1),
+          tf.Variable(np.zeros(256, np.float32)),
+          tf.Variable(rng.standard_normal((256, 10)).astype(np.float32) * 0.1),
+          tf.Variable(np.zeros(10, np.float32))]
+    x = tf.constant(rng.standard_normal((128, 64)).astype(np.float32))
+    y = tf.constant(rng.integers(0, 10, 128).astype(np.int32))
+    step = tf.function(lambda x, y: _sgd_step(vs, x, y, lr=0.01))
+    peaks = {}
+    for label, fn in (("eager", lambda x, y: _sgd_step(vs, x, y, lr=0.01)), ("traced", step)):
+        fn(x, y)
+        fn(x, y)
+        tracemalloc.start()
+        fn(x, y)
+        peaks[label] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peaks["traced"] < 0.25 * peaks["eager"]
+    assert 0 < step.resident_bytes() <= peaks["eager"]
+
+
+def test_returned_intermediates_are_not_overwritten_by_later_calls():
+    x, y = _data()
+    vs = _mlp_vars()
+
+    def forward(x, y):
+        h = tf.nn.relu(tf.matmul(x, vs[0]) + vs[1])
+        logits = tf.matmul(h, vs[2]) + vs[3]
+        return h, logits * 2.0
+
+    step = tf.function(forward)
+    h1, out1 = step(x, y)
+    kept = h1.numpy().copy(), out1.numpy().copy()
+    step(x * 3.0, y)
+    np.testing.assert_array_equal(h1.numpy(), kept[0])
+    np.testing.assert_array_equal(out1.numpy(), kept[1])
+
+
+def test_traced_conv_pool_steps_equal_eager_exactly():
+    """Convolution and pooling cache values keyed by array identity (patches of the input,
+    maxima of the pooling output). Planned buffers keep their identity across replays and are
+    written in place, so the plan leaves those arrays alone: here the convolution's input is
+    an element-wise result (a planned buffer) and the pooling output dies in an element-wise
+    op (an in-place candidate)."""
+    rng = np.random.default_rng(1)
+    kernel = tf.Variable(rng.standard_normal((3, 3, 2, 4)).astype(np.float32) * 0.3)
+    dense = tf.Variable(rng.standard_normal((16, 3)).astype(np.float32) * 0.3)
+
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            h = tf.nn.conv2d(x * 0.5, kernel, 1, "VALID")
+            p = tf.nn.max_pool2d(h, 2, 2, "VALID")
+            q = tf.nn.relu(p - 0.1)
+            logits = tf.reshape(q, (-1, 16)) @ dense
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        grads = tape.gradient(loss, [kernel, dense])
+        return loss, grads[0], grads[1]
+
+    traced = tf.function(step)
+    data = np.random.default_rng(2)
+    for _ in range(4):
+        x = tf.constant(data.standard_normal((6, 6, 6, 2)).astype(np.float32))
+        y = tf.constant(data.integers(0, 3, 6).astype(np.int32))
+        for a, b in zip(step(x, y), traced(x, y)):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())

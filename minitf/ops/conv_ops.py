@@ -208,7 +208,8 @@ def _conv_samples():
 
 
 conv2d_valid = defop("conv2d_valid", _conv_forward, arity=2, save=(0, 1), vjp=_conv_vjp,
-                     jvp="bilinear", type="Conv2D", batch_unaware=True, samples=_conv_samples)
+                     jvp="bilinear", type="Conv2D", batch_unaware=True, samples=_conv_samples,
+                     identity_cache=True)
 conv2d_input_grad = defop(
     "conv2d_input_grad", _conv_input_grad_forward, arity=2, save=(0, 1), vjp=_input_grad_vjp,
     jvp="bilinear", type="Conv2DBackpropInput", batch_unaware=True,
@@ -218,7 +219,7 @@ conv2d_input_grad = defop(
                                                       "dilations": (1, 2)})])
 conv2d_filter_grad = defop(
     "conv2d_filter_grad", _conv_filter_grad_forward, arity=2, save=(0, 1), vjp=_filter_grad_vjp,
-    jvp="bilinear", type="Conv2DBackpropFilter", batch_unaware=True,
+    jvp="bilinear", type="Conv2DBackpropFilter", batch_unaware=True, identity_cache=True,
     samples=lambda: [((u(2, 5, 6, 3), u(2, 3, 4, 4)), {"ksize": (3, 3), "strides": (1, 1),
                                                       "dilations": (1, 1)}),
                      ((u(1, 7, 6, 2), u(1, 3, 4, 3)), {"ksize": (2, 2), "strides": (2, 1),
@@ -357,17 +358,19 @@ tiled_max_pool = defop(
     vjp=lambda F, g, x, y, ksize, cache=False: (F.tiled_max_grad(x[0], g, ksize=ksize),),
     jvp=lambda F, t, x, y, ksize, cache=False: F.tiled_max_pick(x[0], t[0], ksize=ksize),
     kink="ties: the first maximum in row-major window order takes the gradient",
-    samples=_tiled_samples())
+    samples=_tiled_samples(), identity_cache=True)
 # The gradient scatter and its adjoint (the gather) are linear in their second input; the
 # window maxima are recomputed from x, so x's own (zero almost everywhere) derivative is exact.
 tiled_max_grad = defop(
     "tiled_max_grad", _tiled_max_grad_forward, arity=2, save=(0,), type="MaxPoolGrad",
+    identity_cache=True,
     vjp=lambda F, g, x, y, ksize: (None, F.tiled_max_pick(x[0], g, ksize=ksize)),
     jvp=lambda F, t, x, y, ksize: None if t[1] is None else F.tiled_max_grad(x[0], t[1],
                                                                               ksize=ksize),
     samples=lambda: [((u(2, 4, 4, 3), u(2, 2, 2, 3)), {"ksize": (2, 2)})])
 tiled_max_pick = defop(
     "tiled_max_pick", _tiled_max_pick_forward, arity=2, save=(0,), type="MaxPoolPick",
+    identity_cache=True,
     vjp=lambda F, g, x, y, ksize: (None, F.tiled_max_grad(x[0], g, ksize=ksize)),
     jvp=lambda F, t, x, y, ksize: None if t[1] is None else F.tiled_max_pick(x[0], t[1],
                                                                               ksize=ksize),

@@ -57,7 +57,14 @@ def _matmul_forward(a, b):
     return xp.matmul(a, b)
 
 
+def _matmul_out(out, a, b):
+    if a.ndim == 2 and b.ndim == 2:
+        return B.xp.matmul(a, b, out=out)
+    return _matmul_forward(a, b)
+
+
 _matmul = defop("matmul", _matmul_forward, arity=2, vjp=_matmul_vjp, row_vjp=_matmul_row_vjp,
+                out_forward=_matmul_out,
                 jvp="bilinear", save=(0, 1), type="MatMul", aliases=("BatchMatMulV2",),
                 samples=lambda: [((u(3, 4), u(4, 2)), {}), ((u(2, 3, 4), u(4, 5)), {}),
                                  ((u(2, 3, 4), u(2, 4, 2)), {})])

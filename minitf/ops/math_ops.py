@@ -77,9 +77,10 @@ def _add(x, y):
 
 
 add = binary("add", _add, lambda F, g, x, y: (g, g), save=(), jvp="linear", type="AddV2",
-             aliases=("Add",))
+             aliases=("Add",), out_forward=lambda out, x, y: B.xp.add(x, y, out=out))
 subtract = binary("subtract", lambda x, y: B.xp.subtract(x, y),
-                  lambda F, g, x, y: (g, -g), save=(), jvp="linear", type="Sub")
+                  lambda F, g, x, y: (g, -g), save=(), jvp="linear", type="Sub",
+                  out_forward=lambda out, x, y: B.xp.subtract(x, y, out=out))
 
 
 def _mul_vjp(F, g, x, y):
@@ -87,7 +88,8 @@ def _mul_vjp(F, g, x, y):
     return (g * b if F.needs[0] else None, g * a if F.needs[1] else None)
 
 
-multiply = binary("multiply", lambda x, y: B.xp.multiply(x, y), _mul_vjp, type="Mul")
+multiply = binary("multiply", lambda x, y: B.xp.multiply(x, y), _mul_vjp, type="Mul",
+                  out_forward=lambda out, x, y: B.xp.multiply(x, y, out=out))
 
 
 def _div_vjp(F, g, x, y):
@@ -248,13 +250,34 @@ erf = unary("erf", _erf, lambda F, g, x, y: g * _TWO_OVER_SQRT_PI * F.exp(-x * x
 
 
 def _relu_vjp(F, g, x, y):
-    # TF's ReluGrad: gradients * (features > 0) - a NaN gradient stays NaN, and a multiply by a
-    # mask costs a third of a where() with a zeros array (it matters in vectorised jacobians).
-    return g * F.cast(y > 0, g.dtype)
+    return F.relu_grad(g, y)
 
 
 relu = unary("relu", lambda x: B.xp.maximum(x, 0), _relu_vjp, save=("out",), smooth=False,
-             kink="relu'(0) = 0", samples=lambda: [((away(3, 4),), {})])
+             kink="relu'(0) = 0", samples=lambda: [((away(3, 4),), {})],
+             out_forward=lambda out, x: B.xp.maximum(x, 0, out=out))
+
+
+def _relu_grad_forward(g, y):
+    """TF's ReluGrad: ``g * (y > 0)``. A NaN gradient stays NaN; a mask multiply costs a third
+    of a where() with a zeros array (it matters in vectorised jacobians)."""
+    return B.xp.multiply(g, y > 0)
+
+
+def _relu_grad_out(out, g, y):
+    if out is g:   # in place on the gradient
+        return B.xp.multiply(g, y > 0, out=out)
+    B.xp.greater(y, 0, out=out)       # the mask as 1.0 / 0.0, without a boolean temporary
+    return B.xp.multiply(out, g, out=out)
+
+
+def _relu_grad_vjp(F, gg, x, y):
+    return (F.relu_grad(gg, x[1]) if F.needs[0] else None), None
+
+
+relu_grad = binary("relu_grad", _relu_grad_forward, _relu_grad_vjp, save=(1,), smooth=False,
+                   type="ReluGrad", kink="the mask y > 0 is locally constant: d/dy = 0",
+                   samples=lambda: [((u(3, 4), away(3, 4)), {})], out_forward=_relu_grad_out)
 
 
 def _relu6_vjp(F, g, x, y):

@@ -7,7 +7,9 @@ in the TENSOR namespace while tracing, the backward pass too), host kernels (opt
 metric updates) and variable assignments. The plan is a flat list of steps over a table of array
 slots; constants and variable buffers sit in the table permanently (variables are updated in
 place, so their buffers keep their identity). Dead steps are dropped and each temporary slot is
-released right after its last use.
+released right after its last use. Ops with an ``out_forward`` kernel write into buffers planned
+once per trace (element-wise ops in place on inputs that die there), so a replay barely
+allocates; see ``_plan_memory`` and docs/design.md.
 
 Python side effects (printing, appending to a list, reading a global) run at trace time only. A
 Python decision on a traced tensor's value (``if loss > 0``, ``float(t)``, ``t.numpy()``) cannot be
@@ -383,7 +385,8 @@ def _plan_memory(steps, values, kinds, out_refs):
             key = (tuple(y.shape), y.dtype)
             donor = None
             if op.elementwise:
-                for i in ins:
+                # The last candidate first: relu_grad(g, y) is cheapest in place on y.
+                for i in reversed(ins):
                     x = values[i]
                     if (owner.get(i) == i and kinds[i] == "temp" and i not in pinned
                             and last.get(i) == index and _array(x) and x.flags.c_contiguous

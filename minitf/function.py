@@ -25,6 +25,7 @@ replayed: it raises ``TraceError`` naming the line, during tracing.
 """
 import functools
 import logging
+import threading
 
 
 from . import backend as B
@@ -286,41 +287,44 @@ class _Plan:
         self.buffers = [blocks[bid][:B.xp.dtype(dtype).itemsize * _size(shape)].view(dtype)
                         .reshape(shape) for bid, shape, dtype in views]
         self.steps = []
+        self.unplanned_steps = []   # the same program without planned memory (see ``run``)
         for index, ((kind, fn, ins, attrs, out), free) in enumerate(zip(kept, frees)):
             mode, target = writes.get(index, (_PLAIN, None))
-            if kind == "assign":
-                fn = _XP_ASSIGN[fn]
-            elif kind == "op":
-                op = fn
-                fn = op.out_forward if mode != _PLAIN else op.forward
-            self.steps.append((mode if kind == "op" else _HOST, fn, ins, attrs or _NO_ATTRS, out,
-                               target, tuple(free)))
+            attrs = attrs or _NO_ATTRS
+            if kind == "op":
+                self.steps.append((mode, fn.out_forward if mode != _PLAIN else fn.forward, ins,
+                                   attrs, out, target, tuple(free)))
+                self.unplanned_steps.append((_PLAIN, fn.forward, ins, attrs, out, None,
+                                             tuple(free)))
+            else:
+                fn = _XP_ASSIGN[fn] if kind == "assign" else fn
+                self.steps.append((_HOST, fn, ins, attrs, out, None, tuple(free)))
+                self.unplanned_steps.append(self.steps[-1])
         self.table = [v if kinds[i] in ("const", "var") else None for i, v in enumerate(tracer.values)]
         self.n_steps = len(self.steps)
         self.resident_bytes = sum(b.nbytes for b in blocks)
-        self._running = False
+        self._in_use = threading.Lock()
 
     def run(self, args):
-        if self._running:  # re-entered (from a host kernel): the planned buffers are in use
-            return self._run(args, planned=False)
-        self._running = True
+        # The planned buffers serve one run at a time: a concurrent or re-entrant call (another
+        # thread, a host kernel calling the function) runs the unplanned program instead.
+        if not self._in_use.acquire(blocking=False):
+            return self._run(args, self.unplanned_steps)
         try:
-            return self._run(args, planned=True)
+            return self._run(args, self.steps)
         finally:
-            self._running = False
+            self._in_use.release()
 
-    def _run(self, args, planned):
+    def _run(self, args, steps):
         v = list(self.table)
         buffers = self.buffers
         for slot, arg in zip(self.input_slots, args):
             v[slot] = arg._value if isinstance(arg, Tensor) else B.xp.asarray(arg)
-        for mode, fn, ins, attrs, out, target, free in self.steps:
+        for mode, fn, ins, attrs, out, target, free in steps:
             if mode == _PLAIN:
                 v[out] = fn(*[v[i] for i in ins], **attrs)
             elif mode == _HOST:
                 fn(*[v[i] for i in ins])
-            elif not planned:
-                v[out] = _unplanned(fn, [v[i] for i in ins], attrs)
             elif mode == _BUFFER:
                 v[out] = fn(buffers[target], *[v[i] for i in ins], **attrs)
             else:   # _IN_PLACE: into an input whose last use this is
@@ -333,14 +337,6 @@ class _Plan:
 
 
 _PLAIN, _HOST, _BUFFER, _IN_PLACE = range(4)
-
-
-def _unplanned(out_forward, arrays, attrs):
-    # The out= kernel on a fresh array: arrays broadcast to the output's shape and dtype.
-    xp = B.xp
-    shape = xp.broadcast_shapes(*[a.shape for a in arrays]) if hasattr(
-        xp, "broadcast_shapes") else xp.broadcast(*arrays).shape
-    return out_forward(xp.empty(shape, dtype=xp.result_type(*arrays)), *arrays, **attrs)
 
 
 def _plan_memory(steps, values, kinds, out_refs):

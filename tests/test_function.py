@@ -355,3 +355,29 @@ def test_traced_conv_pool_steps_equal_eager_exactly():
         y = tf.constant(data.integers(0, 3, 6).astype(np.int32))
         for a, b in zip(step(x, y), traced(x, y)):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_a_call_while_the_plan_is_in_use_runs_without_its_buffers():
+    """Planned buffers serve one run at a time; a concurrent call (another thread) gets the
+    unplanned program and the same numbers, and leaves the buffers alone."""
+    import threading
+    x, y = _data()
+    vs = _mlp_vars()
+    step = tf.function(lambda x, y: _loss(vs, x, y) * 1.0)
+    expected = float(step(x, y))
+    plan = next(iter(step._plans.values()))
+    assert plan.buffers
+    before = [b.copy() for b in plan.buffers]
+    with plan._in_use:      # as if another thread were inside a replay
+        assert float(step(x * 2.0, y)) == float(_loss(vs, tf.constant(x * 2.0), tf.constant(y)))
+    for a, b in zip(before, plan.buffers):
+        np.testing.assert_array_equal(a, b)
+    results = []
+    threads = [threading.Thread(target=lambda: results.extend(float(step(x, y))
+                                                              for _ in range(50)))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [expected] * 100

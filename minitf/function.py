@@ -341,7 +341,8 @@ _PLAIN, _HOST, _BUFFER, _IN_PLACE = range(4)
 
 def _plan_memory(steps, values, kinds, out_refs):
     """Where each op step writes. Returns ``{step index: (mode, target)}`` plus, under the key
-    None, the ``(shape, dtype)`` of each planned buffer.
+    None, ``(sizes, views)``: the bytes of each block, and per ``_BUFFER`` target the
+    ``(block, shape, dtype)`` of the array it writes.
 
     A step whose op has an ``out_forward`` writes into a buffer allocated once per plan, or,
     for an element-wise op, straight into an input temporary that dies at this step. A buffer

@@ -508,31 +508,27 @@ class _Backward:
                 else:
                     needs = tuple([i in reach for i in in_ids])
                 in_grads = None
-                if g.__class__ is RowCotangent:
-                    in_grads = row_backprop(op, g, _values(saved) if saved else saved,
-                                            out._value if out is not None else None, attrs,
-                                            needs, shapes)
+                if g.__class__ is RowCotangent:  # None: this op needs the dense batch
+                    in_grads = row_backprop(op, g, saved and _values(saved),
+                                            None if out is None else out._value, attrs, needs,
+                                            shapes)
                     if in_grads is None:
                         g = g.dense()
-                if in_grads is not None:
-                    pass
-                elif op.user_grad is not None or op.vjp is None:
-                    in_grads = _run_custom(_user_rule, op, saved, out, attrs, g, tensor_mode,
-                                           F, nb, needs, shapes)
-                elif nb and getattr(op, "batch_unaware", False):
-                    in_grads = _run_custom(_op_rule, op, saved, out, attrs, g, tensor_mode,
-                                           F, nb, needs, shapes)
-                else:
-                    if raw:  # rules on bare arrays
-                        if saved is not None:
-                            if n == 1:
-                                saved = (saved[0]._value,)
-                            else:
-                                saved = tuple([None if t is None else t._value for t in saved])
-                        if out is not None:
-                            out = out._value
-                    F.nb, F.needs, F.shapes = nb, needs, shapes
-                    in_grads = op.vjp(F, g, saved or (), out, **attrs)
+                if in_grads is None:
+                    if op.user_grad is not None or op.vjp is None:
+                        in_grads = _run_custom(_user_rule, op, saved, out, attrs, g, tensor_mode,
+                                               F, nb, needs, shapes)
+                    elif nb and getattr(op, "batch_unaware", False):
+                        in_grads = _run_custom(_op_rule, op, saved, out, attrs, g, tensor_mode,
+                                               F, nb, needs, shapes)
+                    else:
+                        if raw:  # rules on bare arrays
+                            if saved is not None:
+                                saved = (saved[0]._value,) if n == 1 else _values(saved)
+                            if out is not None:
+                                out = out._value
+                        F.nb, F.needs, F.shapes = nb, needs, shapes
+                        in_grads = op.vjp(F, g, saved or (), out, **attrs)
                 if check:
                     _check_gradients(op, in_grads, shapes)
                 for k in range(n):
@@ -554,6 +550,7 @@ class _Backward:
 
 
 def _values(saved):
+    """The arrays of a record's saved tensors (None where not saved)."""
     return tuple([None if t is None else t._value for t in saved])
 
 
@@ -574,7 +571,7 @@ def _check_gradients(op, in_grads, shapes):
 
 def _op_rule(op, saved, out, attrs, g, tensor_mode, F, needs, shapes):
     if not tensor_mode:
-        saved = saved and tuple(None if t is None else t._value for t in saved)
+        saved = saved and _values(saved)
         out = None if out is None else out._value
     F.nb, F.needs, F.shapes = 0, needs, shapes
     return op.vjp(F, g, saved or (), out, **attrs)

@@ -121,6 +121,9 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 
 def _sum_to_forward(x, shape):
     """Sum ``x`` down to ``shape`` (undoing broadcasting): leading axes, then size-1 axes."""
+    if (x.ndim == 2 and len(shape) == 1 and shape[0] == x.shape[1] and x.dtype.kind == "f"
+            and x.itemsize >= 4 and x.flags.c_contiguous):   # a bias gradient: the hot case
+        return _ones(x.shape[0], x.dtype) @ x
     lead = x.ndim - len(shape)
     axes = tuple(builtins.range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                       if s == 1 and x.shape[lead + i] != 1)

@@ -4,11 +4,11 @@
 
 For the MLP 784-512-512-10 (and the small 784-32-10) with fixed float32 gradients, prints the
 time per step of
-  * hand-written numpy Adam, written the way benchmarks/_numpy_mlp.py writes it (Keras' formula,
+  * hand-written numpy Adam, ``_numpy_mlp.NumpyAdam`` (Keras' formula,
     ``m[:] = b1 * m + (1 - b1) * g`` ..., temporaries allocated by numpy),
   * minitf ``Adam.apply_gradients`` (eager: Python dispatch plus the host kernel),
   * the host kernel alone (what a traced ``minitf.function`` step replays),
-  * the same with the two-thread split switched off,
+  * the host kernel with the optional two-thread split (``optimizer.parallel = True``),
 and the ratio numpy / minitf (> 1: minitf is faster).
 """
 import argparse
@@ -19,39 +19,19 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minitf as tf  # noqa: E402
 from minitf._state import state  # noqa: E402
 from minitf.keras import optimizers  # noqa: E402
+from _numpy_mlp import NumpyAdam, glorot_params  # noqa: E402
 
 
 def params_for(sizes, seed=0):
     rng = np.random.default_rng(seed)
-    out = []
-    for a, b in zip(sizes[:-1], sizes[1:]):
-        limit = np.sqrt(6.0 / (a + b))
-        out.append(rng.uniform(-limit, limit, (a, b)).astype(np.float32))
-        out.append(np.zeros(b, np.float32))
-    grads = [(rng.standard_normal(p.shape) * 1e-2).astype(np.float32) for p in out]
-    return out, grads
-
-
-class NumpyAdam:
-    """Hand-written numpy Adam with Keras' defaults (as in benchmarks/_numpy_mlp.py)."""
-
-    def __init__(self, params, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-7):
-        self.params = params
-        self.m = [np.zeros_like(p) for p in params]
-        self.v = [np.zeros_like(p) for p in params]
-        self.lr, self.beta1, self.beta2, self.eps, self.t = lr, beta1, beta2, eps, 0
-
-    def step(self, grads):
-        self.t += 1
-        lr_t = float(self.lr * np.sqrt(1 - self.beta2 ** self.t) / (1 - self.beta1 ** self.t))
-        for p, g, m, v in zip(self.params, grads, self.m, self.v):
-            m[:] = self.beta1 * m + (1 - self.beta1) * g
-            v[:] = self.beta2 * v + (1 - self.beta2) * g * g
-            p -= lr_t * m / (np.sqrt(v) + self.eps)
+    params = glorot_params(sizes, rng)
+    grads = [(rng.standard_normal(p.shape) * 1e-2).astype(np.float32) for p in params]
+    return params, grads
 
 
 class _Recorder:

@@ -4,6 +4,7 @@ Everything in minitf that touches arrays does so through ``backend.xp`` (numpy o
 same code runs on CPU and GPU. The backend is chosen once, from ``MINITF_BACKEND`` or
 ``set_backend``, before any tensor is created.
 """
+import math
 import os
 import sys
 
@@ -91,10 +92,7 @@ def empty_result(shape, dtype):
     ``MINITF_KEEP_FREED_MEMORY=0`` turns the reuse off.
     """
     dtype = numpy.dtype(dtype)
-    size = 1
-    for s in shape:
-        size *= int(s)
-    nbytes = size * dtype.itemsize
+    nbytes = math.prod(int(s) for s in shape) * dtype.itemsize
     if xp is not numpy or nbytes < _LARGE_BYTES:
         return xp.empty(shape, dtype=dtype)
     keep = _allocator_tuned

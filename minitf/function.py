@@ -284,8 +284,8 @@ class _Plan:
         blocks = [B.xp.empty(n, dtype="uint8") for n in sizes]
         # One fixed view per planned write: arrays of different shapes share a block when their
         # lifetimes do not overlap.
-        self.buffers = [blocks[bid][:B.xp.dtype(dtype).itemsize * _size(shape)].view(dtype)
-                        .reshape(shape) for bid, shape, dtype in views]
+        self.buffers = [blocks[bid][:nbytes].view(dtype).reshape(shape)
+                        for bid, nbytes, shape, dtype in views]
         self.steps = []
         self.unplanned_steps = []   # the same program without planned memory (see ``run``)
         for index, ((kind, fn, ins, attrs, out), free) in enumerate(zip(kept, frees)):
@@ -342,7 +342,7 @@ _PLAIN, _HOST, _BUFFER, _IN_PLACE = range(4)
 def _plan_memory(steps, values, kinds, out_refs):
     """Where each op step writes. Returns ``{step index: (mode, target)}`` plus, under the key
     None, ``(sizes, views)``: the bytes of each block, and per ``_BUFFER`` target the
-    ``(block, shape, dtype)`` of the array it writes.
+    ``(block, bytes, shape, dtype)`` of the array it writes.
 
     A step whose op has an ``out_forward`` writes into a buffer allocated once per plan, or,
     for an element-wise op, straight into an input temporary that dies at this step. A buffer
@@ -372,7 +372,7 @@ def _plan_memory(steps, values, kinds, out_refs):
     sizes = []           # buffer id -> bytes (the most any array placed in it needs)
     spare = []           # ids of buffers nothing lives in now
     active = {}          # buffer id -> the slot that owns it now
-    views = []           # (buffer id, shape, dtype) of each planned write
+    views = []           # (buffer id, bytes, shape, dtype) of each planned write
     writes = {None: (sizes, views)}
     for index, (kind, op, ins, attrs, out) in enumerate(steps):
         if (kind == "op" and op.out_forward is not None and kinds[out] == "temp"
@@ -411,19 +411,12 @@ def _plan_memory(steps, values, kinds, out_refs):
                     spare.remove(bid)
                 active[bid] = out
                 writes[index] = (_BUFFER, len(views))
-                views.append((bid,) + key)
+                views.append((bid, y.nbytes) + key)
         for bid, slot in list(active.items()):
             if last.get(slot, -1) <= index:   # every array in it is dead after this step
                 del active[bid]
                 spare.append(bid)
     return writes
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 def _array(value):

@@ -16,6 +16,8 @@ row axis is that row itself, so this gradient is no bigger than ``vals``.
 Only first-order passes on bare arrays use it. When the backward pass is recorded (a Hessian),
 the seeds stay dense.
 """
+import math
+
 from . import backend as B
 from .ops.registry import RAW
 
@@ -36,9 +38,7 @@ class RowCotangent:
     def one_hot(cls, start, stop, shape, dtype):
         """Seeds ``start:stop`` of the identity over a target of ``shape`` (ndim >= 1)."""
         xp = B.xp
-        per_row = 1
-        for s in shape[1:]:
-            per_row *= int(s)
+        per_row = math.prod(int(s) for s in shape[1:])
         flat = xp.arange(start, stop)
         vals = xp.zeros((stop - start, per_row), dtype=dtype)
         vals[xp.arange(stop - start), flat % per_row] = 1

@@ -533,3 +533,52 @@ def test_two_thread_split_is_bit_identical(make):
         assert plan.split and plan.work[1], "the large variable was not split over two threads"
     for a, b in zip(plain, split):
         np.testing.assert_array_equal(a, b)
+
+
+def test_automatic_split_matches_one_thread_with_and_without_parking(monkeypatch):
+    """``parallel = None`` (the default) splits a large update over two threads where OpenBLAS's
+    workers can be parked, and stays on one thread while a foreign thread might be inside BLAS;
+    every way gives the same bits."""
+    import threading
+
+    from minitf import openblas
+    from minitf.keras.optimizers import base
+    submitted = []
+    real_pool = base.pool
+
+    class CountingPool:
+        def submit(self, fn, *args):
+            submitted.append(fn)
+            return real_pool().submit(fn, *args)
+
+    monkeypatch.setattr(base, "pool", CountingPool)
+    splits = (tf.get_backend() == "numpy" and openblas.available()
+              and (os.cpu_count() or 1) > 1)
+    rng = np.random.default_rng(7)
+    shapes = [(500, 400), (400,)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(3)]
+    results = []
+    release = threading.Event()
+    foreign = threading.Thread(target=release.wait, name="user-thread")
+    for setting, with_foreign_thread, helper_runs in [(False, False, 0), (None, False, 3),
+                                                      (None, True, 0)]:
+        submitted.clear()
+        variables = [tf.Variable(a) for a in init]
+        opt = optimizers.Adam(1e-2)
+        opt.parallel = setting
+        if with_foreign_thread:
+            foreign.start()
+        try:
+            for g in grads:
+                np.ones((256, 256), np.float32) @ np.ones((256, 256), np.float32)  # workers on
+                opt.apply_gradients(zip(g, variables))
+        finally:
+            if with_foreign_thread:
+                release.set()
+                foreign.join()
+        results.append([v.numpy() for v in variables])
+        assert len(submitted) == (helper_runs if splits else 0)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)

@@ -5,6 +5,7 @@ import contextlib
 import os
 
 from ... import backend as B
+from ... import openblas
 from ..._state import state
 from ...tensor import Variable
 
@@ -17,8 +18,17 @@ def pool():
     global _POOL
     if _POOL is None:
         from concurrent.futures import ThreadPoolExecutor
-        _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minitf-optimizer")
+        _POOL = ThreadPoolExecutor(max_workers=1,
+                                   thread_name_prefix=openblas.THREAD_PREFIX + "optimizer")
     return _POOL
+
+
+def wants_threads(opt):
+    """``opt.parallel``, or when it is None (the default): numpy whose BLAS workers can be
+    parked (a spinning worker would otherwise hold the second core)."""
+    if opt.parallel is not None:
+        return bool(opt.parallel)
+    return B.get_backend() == "numpy" and openblas.available()
 
 
 def _forget_pool():
@@ -123,7 +133,7 @@ class Plan:
         self.version = opt._version
         self.parallel = opt.parallel
         total = sum(e.w.size for e in entries)
-        threaded = (opt.parallel and B.get_backend() == "numpy" and total >= _PARALLEL_MIN
+        threaded = (wants_threads(opt) and B.get_backend() == "numpy" and total >= _PARALLEL_MIN
                     and (os.cpu_count() or 1) > 1)
         chunks = []     # (size, dtype, builder(scratch) -> chunk)
         split = set()

@@ -39,8 +39,7 @@ class Adagrad(Optimizer):
         xp.add(acc, eps, out=t)
         xp.sqrt(t, out=t)
         xp.divide(g, t, out=t)
-        t *= lr
-        return t, -1
+        return t, -lr
 
     def _hyper_config(self):
         return {"initial_accumulator_value": self.initial_accumulator_value,

@@ -51,14 +51,10 @@ class Adam(Optimizer):
         m = slots["m"]
         v = slots["v"]
         # m = beta_1 * m + (1 - beta_1) * g and v likewise: Keras' m += (g - m) * (1 - beta_1)
-        # up to rounding, with fewer two-input passes.
-        m *= b1
-        xp.multiply(g, c1, out=t)
-        m += t
-        v *= b2
+        # up to rounding, in one pass each.
+        B.axpby(c1, g, b1, m, scratch=t)
         xp.multiply(g, g, out=t)
-        t *= c2
-        v += t
+        B.axpby(c2, t, b2, v, scratch=t)
         if self.amsgrad:
             vhat = slots["vhat"]
             xp.maximum(vhat, v, out=vhat)
@@ -66,8 +62,7 @@ class Adam(Optimizer):
         xp.sqrt(v, out=t)
         t += eps
         xp.divide(m, t, out=t)
-        t *= alpha
-        return t, -1
+        return t, -alpha
 
     def _hyper_config(self):
         return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,

@@ -13,11 +13,12 @@ grads)``, per ``apply_gradients`` call. ``fn`` works on raw backend arrays with 
 captures only the optimizer and its variables, so a traced ``minitf.function`` replays it with
 each call's gradients. Slots are non-trainable Variables created before the host call. The slots
 of small variables created together live in one contiguous ``Arena`` so their update is a few
-flat calls (small models are bound by per-call overhead). ``optimizer.parallel = True`` splits
-large numpy updates in two halves on two threads (numpy releases the GIL inside ufuncs). That
-is 1.6x faster alone, but it is off by default: in a training step a BLAS product runs just
-before the update, and OpenBLAS's spinning worker then holds the second core (measured: steps
-4-6% slower with the split).
+flat calls (small models are bound by per-call overhead). On numpy, large updates (from 128k
+elements) are split in two parts updated on two threads (numpy releases the GIL inside
+ufuncs). In a training step a BLAS product runs just before the update, and OpenBLAS's
+workers then spin on the cores for ~0.1 s: the split first stops them (``minitf.openblas``),
+and when that is not possible it stays on one thread. ``optimizer.parallel`` is None for this
+automatic choice; True or False forces the split on or off.
 ``benchmarks/optimizer_step.py`` measures the result against a hand-written numpy Adam.
 
 Parameter groups follow torch: ``Adam([{"params": backbone, "learning_rate": 1e-5},
@@ -37,6 +38,7 @@ import functools
 import math
 
 from ... import backend as B
+from ... import openblas
 from ...host import host_call
 from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor, Variable
@@ -104,12 +106,13 @@ def _resolve(value, step):
 class Optimizer:
     """Base class. Subclasses set ``_GROUP_KEYS`` and implement ``_slot_names`` (the slots of a
     variable), ``_scalars`` (the per-group numbers of one step, computed once per step) and
-    ``_kernel(scalars, w, g, slots, scratch)`` (the in-place update of one chunk of a variable:
-    element-wise, so a variable may be processed in pieces)."""
+    ``_kernel(scalars, g, slots, scratch)`` (updates the slots of one chunk of a variable in
+    place and returns what to add to it: element-wise, so a variable may be processed in
+    pieces)."""
 
     _GROUP_KEYS = ()     # hyperparameters a param group may override (besides lr, weight_decay)
     _conditional_slots = False  # slots depend on hyperparameters that may change (SGD momentum)
-    parallel = False     # split large numpy updates over two threads (see the module docstring)
+    parallel = None      # split large numpy updates over two threads; None: automatic (see above)
 
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99,
@@ -558,34 +561,31 @@ class Optimizer:
                     decay, sc = scalars[arena.group]
                     for j, wj, gview, _, _ in items:
                         xp.copyto(gview, gs[j], casting="unsafe")
-                        if decay != 1.0 and entries[j].use_wd:
-                            wj *= decay
-                    delta, sign = kernel(sc, arena.gflat, slots, t)
-                    name = None if delta is t else next(
+                    delta, scale = kernel(sc, arena.gflat, slots, t)
+                    name = None if delta is t or delta is arena.gflat else next(
                         n for n, a in slots.items() if a is delta)
-                    for j, wj, _, tview, views in items:
-                        d = tview if name is None else views[name]
-                        if sign < 0:
-                            wj -= d
-                        else:
-                            wj += d
+                    for j, wj, gview, tview, views in items:
+                        d = (views[name] if name is not None
+                             else tview if delta is t else gview)
+                        B.axpby(scale, d, decay if entries[j].use_wd else 1.0, wj, scratch=tview)
                     continue
                 e = entries[i]
                 decay, sc = scalars[e.group]
-                if decay != 1.0 and e.use_wd:
-                    w *= decay
-                delta, sign = kernel(sc, gs[i] if sl is None else flat[i][sl], slots, t)
-                if sign < 0:
-                    w -= delta
-                else:
-                    w += delta
+                delta, scale = kernel(sc, gs[i] if sl is None else flat[i][sl], slots, t)
+                # Weight decay and the update in one pass: w = decay * w + scale * delta.
+                B.axpby(scale, delta, decay if e.use_wd else 1.0, w, scratch=t)
 
         def quiet_work(chunks):
             with quiet():  # numpy's error state is per thread
                 work(chunks)
 
         first, second = plan.work
-        if second:
+        if second and not (openblas.park() or self.parallel):
+            # Automatic mode, and OpenBLAS's workers spin on (another thread may be inside
+            # BLAS): a helper thread would share a core with one, so stay on this thread.
+            work(first)
+            work(second)
+        elif second:
             future = pool().submit(quiet_work, second)
             try:
                 work(first)
@@ -614,9 +614,9 @@ class Optimizer:
         raise NotImplementedError
 
     def _kernel(self, sc, g, slots, t):
-        """Update ``slots`` in place from ``g`` and return ``(delta, sign)``: the base class
-        then applies ``w -= delta`` (sign < 0) or ``w += delta``. ``delta`` is ``t`` (scratch)
-        or one of the slot arrays."""
+        """Update ``slots`` in place from ``g`` and return ``(delta, scale)``: the base class
+        then applies ``w += scale * delta`` (after weight decay, in the same pass). ``delta``
+        is ``t`` (scratch), ``g`` or one of the slot arrays."""
         raise NotImplementedError
 
     # --- state --------------------------------------------------------------------------------

@@ -48,15 +48,11 @@ class RMSprop(Optimizer):
         lr, rho, momentum, eps = sc
         xp = B.xp
         v = slots["velocity"]
-        v *= rho
         xp.multiply(g, g, out=t)
-        t *= 1.0 - rho
-        v += t
+        B.axpby(1.0 - rho, t, rho, v, scratch=t)
         if self.centered:
             a = slots["average_gradient"]
-            a *= rho
-            xp.multiply(g, 1.0 - rho, out=t)
-            a += t
+            B.axpby(1.0 - rho, g, rho, a, scratch=t)
             xp.multiply(a, a, out=t)
             xp.subtract(v, t, out=t)
             t += eps
@@ -64,13 +60,11 @@ class RMSprop(Optimizer):
             xp.add(v, eps, out=t)
         xp.sqrt(t, out=t)
         xp.divide(g, t, out=t)
-        t *= lr
         if momentum > 0:
             mom = slots["momentum"]
-            mom *= momentum
-            mom += t
-            return mom, -1
-        return t, -1
+            B.axpby(lr, t, momentum, mom, scratch=t)
+            return mom, -1.0
+        return t, -lr
 
     def _hyper_config(self):
         return {"rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon,

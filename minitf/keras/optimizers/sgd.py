@@ -36,20 +36,21 @@ class SGD(Optimizer):
 
     def _kernel(self, sc, g, slots, t):
         lr, momentum, nesterov = sc
+        if not momentum:
+            return g, -lr
+        m = slots["momentum"]
+        if not nesterov:
+            B.axpby(-lr, g, momentum, m, scratch=t)     # m = momentum * m - lr * g
+            return m, 1.0
         xp = B.xp
         xp.multiply(g, lr, out=t)
-        if not momentum:
-            return t, -1
-        m = slots["momentum"]
         m *= momentum
         m -= t
-        if not nesterov:
-            return m, +1
         # momentum * m - lr * g, without a second scratch buffer
         t *= -1.0 / momentum
         t += m
         t *= momentum
-        return t, +1
+        return t, 1.0
 
     def _hyper_config(self):
         return {"momentum": self.momentum, "nesterov": self.nesterov}

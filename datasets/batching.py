@@ -11,6 +11,7 @@ epoch's permutation, so that the epoch in progress resumes exactly even if
 a different numpy version would shuffle differently).
 """
 
+import contextlib
 import math
 import queue
 import secrets
@@ -61,7 +62,7 @@ class _Failure:
         self.exc = exc
 
 
-def _produce(plan, epoch, index, q, stop):
+def _produce(plan, epoch, index, q, stop, around_batch):
     """Prefetch thread body: put ``(epoch, index, xb, yb)`` items from the given position on."""
 
     def put(item):
@@ -75,7 +76,11 @@ def _produce(plan, epoch, index, q, stop):
 
     try:
         perm = plan.permutation(epoch)
-        while put((epoch, index) + plan.batch(perm, index)):
+        while True:
+            with around_batch():
+                item = (epoch, index) + plan.batch(perm, index)
+            if not put(item):
+                break
             index += 1
             if index == plan.num_batches:
                 epoch, index = epoch + 1, 0
@@ -121,6 +126,10 @@ class BatchIterator:
             ``lambda b: b.astype("float32") / 255``); labels are untouched.
         prefetch: if > 0, a background thread prepares up to this many
             batches ahead.  Batches and state are exactly as without it.
+        around_batch: optional zero-argument callable returning a context
+            manager that the prefetch thread enters around the preparation
+            of each batch (minitf's trainer passes
+            ``minitf.openblas.may_use_blas``).
 
     Semantics:
         * ``next(it)`` / ``for xb, yb in it`` never stop; use
@@ -139,7 +148,7 @@ class BatchIterator:
     """
 
     def __init__(self, x, y, batch_size, shuffle=True, seed=0, drop_remainder=False,
-                 normalize=None, prefetch=0):
+                 normalize=None, prefetch=0, around_batch=None):
         x, y = np.asarray(x), np.asarray(y)
         if x.ndim == 0 or y.ndim == 0 or len(x) != len(y):
             raise ValueError(f"x and y need the same number of samples, got shapes "
@@ -159,7 +168,10 @@ class BatchIterator:
         if self._plan.num_batches == 0:
             raise ValueError(f"no batches: {len(x)} samples, batch_size {batch_size}, "
                              f"drop_remainder={drop_remainder}")
+        if around_batch is not None and not callable(around_batch):
+            raise TypeError(f"around_batch must be None or callable, got {around_batch!r}")
         self._prefetch = int(prefetch)
+        self._around_batch = around_batch or contextlib.nullcontext
         self._epoch = 0
         self._index = 0
         self._perm_cache = None  # (epoch, permutation) for the consumer side
@@ -247,7 +259,8 @@ class BatchIterator:
         # The thread holds only the plan and the queue, never self, so an
         # abandoned iterator can still be collected; the finalizer then stops it.
         self._thread = threading.Thread(
-            target=_produce, args=(self._plan, self._epoch, self._index, self._queue, stop),
+            target=_produce, args=(self._plan, self._epoch, self._index, self._queue, stop,
+                  self._around_batch),
             name="BatchIterator-prefetch", daemon=True)
         self._thread.start()
         self._finalizer = weakref.finalize(self, _shutdown, stop, self._queue, self._thread)

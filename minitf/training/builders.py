@@ -94,12 +94,16 @@ def make_iterators(cfg, data):
     """(train, eval) BatchIterators; the training one is seeded with ``cfg["seed"]``."""
     from datasets import BatchIterator
 
+    from ..openblas import may_use_blas
+
     d, t = cfg["data"], cfg["train"]
+    # may_use_blas: the optimizer can then still park OpenBLAS's workers while prefetching.
     train = BatchIterator(*data.train, t["batch_size"], shuffle=d["shuffle"], seed=cfg["seed"],
                           drop_remainder=d["drop_remainder"], normalize=data.normalize,
-                          prefetch=d["prefetch"])
+                          prefetch=d["prefetch"], around_batch=may_use_blas)
     evaluation = BatchIterator(*data.eval, t["eval_batch_size"], shuffle=False,
-                               normalize=data.normalize, prefetch=d["prefetch"])
+                               normalize=data.normalize, prefetch=d["prefetch"],
+                               around_batch=may_use_blas)
     return train, evaluation
 
 

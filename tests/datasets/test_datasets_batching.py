@@ -205,3 +205,31 @@ def test_close_stops_thread_and_invalid_arguments():
         BatchIterator(x, y, 0)
     with pytest.raises(ValueError):
         BatchIterator(x, y, BS, seed=-1)
+
+
+def test_around_batch_wraps_each_prefetched_batch_and_its_normalize():
+    """The prefetch thread enters ``around_batch()`` around every batch it prepares, with the
+    user's ``normalize`` running inside it."""
+    x, y = _data()
+    events = []
+
+    class Around:
+        def __enter__(self):
+            events.append(("enter", threading.current_thread().name))
+
+        def __exit__(self, *exc):
+            events.append(("exit", threading.current_thread().name))
+
+    def normalize(b):
+        events.append(("normalize", threading.current_thread().name))
+        return b
+
+    it = BatchIterator(x, y, BS, normalize=normalize, prefetch=2, around_batch=Around)
+    _take(it, 3)
+    it.close()
+    main = threading.current_thread().name
+    assert events and all(name != main for _, name in events)
+    kinds = [kind for kind, _ in events]
+    assert kinds[:6] == ["enter", "normalize", "exit"] * 2
+    with pytest.raises(TypeError, match="around_batch"):
+        BatchIterator(x, y, BS, around_batch=3)

@@ -146,3 +146,8 @@ def park():
             return False
         shutdown()
     return True
+
+
+def workers_running():
+    """True while OpenBLAS's worker threads exist (spinning or busy)."""
+    return available() and bool(_handle[1].value)

@@ -41,14 +41,14 @@ needs_openblas = pytest.mark.skipif(B.get_backend() != "numpy" or not openblas.a
 def test_park_stops_the_workers_and_blas_restarts_them():
     a = np.random.default_rng(2).standard_normal((256, 256)).astype(np.float32)
     expected = a @ a
-    _, running = openblas._handle
-    assert running.value == 1            # a product of this size starts the workers
+    assert openblas.workers_running()    # a product of this size starts the workers
     assert openblas.park() is True
-    assert running.value == 0
+    assert not openblas.workers_running()
     assert openblas.park() is True       # nothing left to stop
-    assert running.value == 0
+    assert not openblas.workers_running()
     np.testing.assert_array_equal(a @ a, expected)
-    assert running.value == 1
+    assert openblas.workers_running()
+
 
 
 @needs_openblas
@@ -60,7 +60,7 @@ def test_park_leaves_the_workers_alone_while_another_thread_lives():
     other.start()
     try:
         assert openblas.park() is False
-        assert openblas._handle[1].value == 1
+        assert openblas.workers_running()
     finally:
         release.set()
         other.join()
@@ -70,7 +70,7 @@ def test_park_leaves_the_workers_alone_while_another_thread_lives():
     own.start()
     try:
         assert openblas.park() is True     # minitf's own threads never call BLAS
-        assert openblas._handle[1].value == 0
+        assert not openblas.workers_running()
     finally:
         release.set()
         own.join()
@@ -93,12 +93,12 @@ def test_park_waits_for_a_declared_thread_to_leave_its_blas_block():
         inside.wait()
         a @ a
         assert openblas.park() is False    # inside its block: it may be in BLAS
-        assert openblas._handle[1].value == 1
+        assert openblas.workers_running()
         leave.set()
         while openblas._blas_users:
             pass
         assert openblas.park() is True
-        assert openblas._handle[1].value == 0
+        assert not openblas.workers_running()
     finally:
         leave.set()
         done.set()

@@ -10,9 +10,9 @@ threads went from 1.07 ms to 0.57 ms.
 
 Stopping the workers while another thread is inside OpenBLAS would break that call, so
 ``park()`` only acts when every other live thread is known to stay out of BLAS: minitf's own
-threads (named ``minitf-...``, they never call it) and threads that call BLAS only inside
-``may_use_blas()`` blocks (a data prefetch thread running the user's preprocessing), none of
-them inside such a block now.
+threads (named ``minitf-...``, they never call it), tqdm's monitor thread, and threads that
+call BLAS only inside ``may_use_blas()`` blocks (a data prefetch thread running the user's
+preprocessing), none of them inside such a block now.
 
 **Kernels.** ``axpby_kernel`` looks up ``?axpby`` (``y = a*x + b*y`` in one pass), which
 ``backend.axpby`` uses for the optimizers' slot updates.
@@ -126,10 +126,19 @@ def may_use_blas():
             _blas_users -= 1
 
 
+# Threads of other libraries known never to call BLAS: (module, class name).
+_BLAS_FREE_CLASSES = {("tqdm._monitor", "TMonitor")}   # tqdm's progress-bar monitor
+
+
+def _stays_out_of_blas(thread):
+    cls = type(thread)
+    return (thread.name.startswith(THREAD_PREFIX) or thread in _declared
+            or (cls.__module__, cls.__name__) in _BLAS_FREE_CLASSES)
+
+
 def _others_stay_out_of_blas():
     current = threading.current_thread()
-    return all(t is current or t.name.startswith(THREAD_PREFIX) or t in _declared
-               for t in threading.enumerate())
+    return all(t is current or _stays_out_of_blas(t) for t in threading.enumerate())
 
 
 def park():

@@ -139,3 +139,17 @@ def test_axpby_on_strided_arrays_and_with_scratch():
     scratch = B.xp.empty_like(y)
     B.axpby(0.1, x, 0.9, y, scratch=scratch)
     np.testing.assert_array_equal(B.to_numpy(y), B.to_numpy(expected))
+
+
+@needs_openblas
+def test_park_goes_ahead_beside_tqdms_monitor_thread():
+    import io
+    import time
+    tqdm = pytest.importorskip("tqdm")
+    for _ in tqdm.tqdm(range(2), file=io.StringIO()):   # starts tqdm's monitor thread
+        time.sleep(0.001)
+    assert any(type(t).__name__ == "TMonitor" for t in threading.enumerate())
+    a = np.ones((256, 256), np.float32)
+    a @ a
+    assert openblas.park() is True
+    assert not openblas.workers_running()

@@ -6,10 +6,12 @@ For the MLP 784-512-512-10 (and the small 784-32-10) with fixed float32 gradient
 time per step of
   * hand-written numpy Adam, ``_numpy_mlp.NumpyAdam`` (Keras' formula,
     ``m[:] = b1 * m + (1 - b1) * g`` ..., temporaries allocated by numpy),
-  * minitf ``Adam.apply_gradients`` (eager: Python dispatch plus the host kernel),
-  * the host kernel alone (what a traced ``minitf.function`` step replays),
-  * the host kernel with the optional two-thread split (``optimizer.parallel = True``),
-and the ratio numpy / minitf (> 1: minitf is faster).
+  * minitf ``Adam.apply_gradients`` on one thread (eager: Python dispatch plus the host kernel),
+  * the host kernel alone on one thread (what a traced ``minitf.function`` step replays),
+  * the host kernel split over two threads (``optimizer.parallel = True``; the default, None,
+    splits on numpy where OpenBLAS's workers can be parked),
+and the ratio numpy / minitf (> 1: minitf is faster). No product runs before the update here,
+so the two-thread row shows the split without OpenBLAS's spinning worker in the way.
 """
 import argparse
 import os

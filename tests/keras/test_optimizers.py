@@ -511,9 +511,11 @@ def test_small_variables_updated_together_match_one_by_one(make):
     lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True),
     lambda: optimizers.RMSprop(1e-2, momentum=0.5, centered=True),
 ], ids=["adam-amsgrad", "adamw", "nesterov", "rmsprop"])
-def test_two_thread_split_is_bit_identical(make):
+def test_two_thread_split_is_bit_identical(make, monkeypatch):
     """``parallel = True`` splits large variables in halves updated on two threads: the same
-    element-wise arithmetic, so the same bits as the default one-thread update."""
+    element-wise arithmetic, so the same bits as the one-thread update."""
+    from minitf.keras.optimizers import _host
+    monkeypatch.setattr(_host, "_PARALLEL_MIN", 1 << 17)
     rng = np.random.default_rng(5)
     shapes = [(400, 400), (400,), (300, 10)]
     init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
@@ -542,7 +544,7 @@ def test_automatic_split_matches_one_thread_with_and_without_parking(monkeypatch
     import threading
 
     from minitf import openblas
-    from minitf.keras.optimizers import base
+    from minitf.keras.optimizers import _host, base
     submitted = []
     real_pool = base.pool
 
@@ -552,6 +554,7 @@ def test_automatic_split_matches_one_thread_with_and_without_parking(monkeypatch
             return real_pool().submit(fn, *args)
 
     monkeypatch.setattr(base, "pool", CountingPool)
+    monkeypatch.setattr(_host, "_PARALLEL_MIN", 1 << 17)
     splits = (tf.get_backend() == "numpy" and openblas.available()
               and (os.cpu_count() or 1) > 1)
     rng = np.random.default_rng(7)

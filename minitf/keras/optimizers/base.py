@@ -13,7 +13,7 @@ grads)``, per ``apply_gradients`` call. ``fn`` works on raw backend arrays with 
 captures only the optimizer and its variables, so a traced ``minitf.function`` replays it with
 each call's gradients. Slots are non-trainable Variables created before the host call. The slots
 of small variables created together live in one contiguous ``Arena`` so their update is a few
-flat calls (small models are bound by per-call overhead). On numpy, large updates (from 128k
+flat calls (small models are bound by per-call overhead). On numpy, large updates (from 328k
 elements) are split in two parts updated on two threads (numpy releases the GIL inside
 ufuncs). In a training step a BLAS product runs just before the update, and OpenBLAS's
 workers then spin on the cores for ~0.1 s: the split first stops them (``minitf.openblas``),

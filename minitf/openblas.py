@@ -48,7 +48,8 @@ def _loaded_openblas_paths():
         return []
     paths = {line.split(None, 5)[5] for line in lines
              if line.count(" ") >= 5 and "openblas" in line.lower() and ".so" in line}
-    return sorted(p for p in paths if os.path.isfile(p))
+    # numpy's own copy first (scipy may have loaded another OpenBLAS beside it).
+    return sorted((p for p in paths if os.path.isfile(p)), key=lambda p: ("numpy" not in p, p))
 
 
 def _search():

@@ -138,6 +138,7 @@ class Plan:
         threaded = (wants_threads(opt) and B.get_backend() == "numpy" and total >= _PARALLEL_MIN
                     and (os.cpu_count() or 1) > 1)
         chunks = []     # (size, dtype, builder(scratch) -> chunk)
+        arena_chunks = []
         split = set()
         position = {id(e): i for i, e in enumerate(entries)}
         fused = set()
@@ -146,7 +147,7 @@ class Plan:
             if None in members or any(e.arena is not arena for e in arena.entries):
                 continue    # only part of the arena is here: update its variables one by one
             fused.update(members)
-            chunks.append((arena.gflat.size, arena.gflat.dtype,
+            arena_chunks.append((arena.gflat.size, arena.gflat.dtype,
                            lambda t, arena=arena, members=members: (
                                None, [(i, entries[i].w, arena.view(arena.gflat, k),
                                        arena.view(t, k), {name: arena.view(f, k) for name, f
@@ -168,9 +169,10 @@ class Plan:
             for sl in (slice(0, n // 2), slice(n // 2, n)):
                 chunks.append((sl.stop - sl.start, e.w.dtype, lambda t, i=i, sl=sl, wf=wf, sf=sf: (
                     i, sl, wf[sl], {name: a[sl] for name, a in sf.items()}, t)))
-        lists = ([], [])
+        # The calling thread starts with the arenas' many small calls, while the helper wakes up.
+        lists = (list(arena_chunks), [])
         if threaded:
-            loads = [0, 0]
+            loads = [sum(c[0] for c in arena_chunks), 0]
             for c in sorted(chunks, key=lambda c: -c[0]):
                 k = 0 if loads[0] <= loads[1] else 1
                 lists[k].append(c)

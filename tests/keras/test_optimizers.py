@@ -585,3 +585,54 @@ def test_automatic_split_matches_one_thread_with_and_without_parking(monkeypatch
     for other in results[1:]:
         for a, b in zip(results[0], other):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_late_helper_thread_leaves_its_chunks_to_the_caller(monkeypatch):
+    """On a busy machine the helper thread may not run before the caller has finished its own
+    half: the caller then updates the helper's chunks itself, with the same bits."""
+    from minitf.keras.optimizers import _host, base
+    monkeypatch.setattr(_host, "_PARALLEL_MIN", 1 << 17)
+
+    class LateFuture:          # the helper only runs once the caller waits for it
+        def __init__(self, fn):
+            self.fn = fn
+
+        def cancel(self):
+            return False
+
+        def result(self):
+            return self.fn()
+
+        exception = result
+
+    class LatePool:
+        def submit(self, fn, *args):
+            return LateFuture(lambda: fn(*args))
+
+    monkeypatch.setattr(base, "pool", LatePool)
+    rng = np.random.default_rng(9)
+    shapes = [(500, 400), (300, 10), (400,)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(3)]
+    results = []
+    for parallel in (False, True):
+        variables = [tf.Variable(a) for a in init]
+        opt = optimizers.Adam(1e-2)
+        opt.parallel = parallel
+        taken = []
+
+        class Recording(list):
+            def __getitem__(self, k):
+                taken.append(k)
+                return list.__getitem__(self, k)
+
+        for g in grads:
+            plan = opt._plan(list(opt._entry_list)) if opt._entry_list else None
+            if plan is not None and not isinstance(plan.takeover, Recording):
+                plan.takeover = Recording(plan.takeover)
+            opt.apply_gradients(zip(g, variables))
+        results.append([v.numpy() for v in variables])
+        if parallel and tf.get_backend() == "numpy" and (os.cpu_count() or 1) > 1:
+            assert taken, "the caller did not take over the helper's chunks"
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

@@ -127,7 +127,7 @@ class Plan:
     workers for large models on numpy. A chunk is ``(index, slice, w, slots, scratch)`` for a
     whole variable (slice None) or a flat half of a large one, or ``(None, items, arena,
     slots, scratch)`` for the small variables of an arena, updated together."""
-    __slots__ = ("entries", "groups", "work", "version", "parallel", "split")
+    __slots__ = ("entries", "groups", "work", "takeover", "version", "parallel", "split")
 
     def __init__(self, opt, entries):
         self.entries = entries
@@ -182,6 +182,9 @@ class Plan:
         # Chunks of one worker run one after the other: they share its scratch buffer.
         self.work = tuple([build(opt._scratch(worker, dtype, n)[:n]) for n, dtype, build in lst]
                           for worker, lst in enumerate(lists))
+        # The helper's chunks again on the caller's scratch: on a busy machine the caller takes
+        # over those the helper has not started when its own are done.
+        self.takeover = [build(opt._scratch(0, dtype, n)[:n]) for n, dtype, build in lists[1]]
         self.split = tuple(sorted(split))
 
 

@@ -575,10 +575,6 @@ class Optimizer:
                 # Weight decay and the update in one pass: w = decay * w + scale * delta.
                 B.axpby(scale, delta, decay if e.use_wd else 1.0, w, scratch=t)
 
-        def quiet_work(chunks):
-            with quiet():  # numpy's error state is per thread
-                work(chunks)
-
         first, second = plan.work
         if second and not (openblas.park() or self.parallel):
             # Automatic mode, and OpenBLAS's workers spin on (another thread may be inside
@@ -586,18 +582,32 @@ class Optimizer:
             work(first)
             work(second)
         elif second:
-            future = pool().submit(quiet_work, second)
+            pending = list(range(len(second)))   # the helper's chunks nobody has started
+
+            def helper():
+                with quiet():  # numpy's error state is per thread
+                    while True:
+                        try:
+                            k = pending.pop(0)   # atomic: each chunk is taken once
+                        except IndexError:
+                            return
+                        work((second[k],))
+
+            future = pool().submit(helper)
             try:
                 work(first)
+                while True:   # a busy machine delays the helper: take over its last chunks
+                    try:
+                        k = pending.pop()
+                    except IndexError:
+                        break
+                    work((plan.takeover[k],))
             except BaseException:
+                pending.clear()
                 if not future.cancel():
-                    future.exception()   # let the worker finish before the error propagates
+                    future.exception()   # let the helper finish before the error propagates
                 raise
-            # A worker that has not started yet (a busy machine) is not waited for: its half
-            # runs here instead.
-            if future.cancel():
-                work(second)
-            else:
+            if not future.cancel():
                 future.result()
         else:
             work(first)

@@ -1,4 +1,5 @@
 """Backend helpers: the vectorised relu and parking numpy's OpenBLAS workers."""
+import os
 import threading
 
 import numpy as np
@@ -153,3 +154,27 @@ def test_park_goes_ahead_beside_tqdms_monitor_thread():
     a @ a
     assert openblas.park() is True
     assert not openblas.workers_running()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_inherit_a_held_lock():
+    import time
+    with openblas._lock:              # held at the fork, as by another thread
+        pid = os.fork()
+        if pid == 0:                  # child: would wait forever on the inherited lock
+            try:
+                with openblas.may_use_blas():
+                    pass
+                openblas.park()
+            finally:
+                os._exit(0)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.01)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child deadlocked on openblas._lock")

@@ -65,7 +65,10 @@ def throughput(step, batches, seconds, warmup=3):
     return interleaved({"step": (step, batches)}, seconds, warmup)["step"]
 
 
-def interleaved(contenders, seconds, warmup=3, rounds=5):
+ROUNDS = 15   # short alternating windows: a burst of load on a shared host hits few of them
+
+
+def interleaved(contenders, seconds, warmup=3, rounds=ROUNDS):
     """Samples/s per contender, timing them in alternating windows (so a burst of load on the
     machine hits all of them alike) and keeping each one's best window."""
     for step, batches in contenders.values():
@@ -115,7 +118,7 @@ def mlp_rows(sizes, batch, seconds):
     rates = interleaved(contenders, seconds * len(contenders))
     base = rates["hand-written numpy"]
     print(f"\nMLP {'-'.join(map(str, sizes))}, batch {batch}, Adam "
-          f"(best of 5 interleaved windows)")
+          f"(best of {ROUNDS} interleaved windows)")
     for label, rate in rates.items():
         print(f"  {label:<22} {rate:>10,.0f} samples/s   {rate / base:5.2f}x numpy")
     return rates, base

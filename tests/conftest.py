@@ -3,16 +3,25 @@
 * The backend comes from ``MINITF_BACKEND`` (numpy by default) and is selected with
   ``minitf.set_backend`` before any test runs. Asking for cupy where cupy or a GPU is missing
   skips every test instead of failing to import.
+* Native kernels (``minitf.native``) are built into a temporary cache for the session.
 * ``@pytest.mark.cupy`` marks a test that needs cupy and a GPU; it is skipped without them.
 * After every test: numeric checks are switched off again, and no GradientTape, forward
   accumulator or gradient override may be left active (a test that leaks one fails, and the
   leak is cleaned up so later tests are unaffected).
 """
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
 BACKEND = os.environ.get("MINITF_BACKEND", "numpy")
+
+# Native kernels are built into a throw-away cache, not the user's ~/.cache/minitf.
+if "MINITF_CACHE_DIR" not in os.environ:
+    os.environ["MINITF_CACHE_DIR"] = tempfile.mkdtemp(prefix="minitf-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["MINITF_CACHE_DIR"], ignore_errors=True)
 
 
 def _cupy_usable():

@@ -1,0 +1,209 @@
+"""Fused element-wise kernels in C, compiled with the system C compiler at first use.
+
+numpy runs one pass over memory per ufunc, and inside a training step the optimizer's update is
+bound by that traffic: Adam is seven passes (48 MB for 670k parameters) even with
+``backend.axpby``. ``adam`` below reads ``g, m, v, w`` and writes ``m, v, w`` once, in one C
+loop that does exactly the ufuncs' arithmetic in the same order, in float32 (or float64) with no
+fused multiply-adds (``-ffp-contract=off``). A start-up check compares it bit for bit with the
+ufunc path on values that include NaN, infinities, zeros and subnormals; it is used only if
+they agree. Measured here: 137 us against 506 us for one 670k-parameter Adam update.
+
+The library is built once per machine and cached (``$MINITF_CACHE_DIR``, else
+``$XDG_CACHE_HOME/minitf`` or ``~/.cache/minitf``), keyed by the source, the flags, the
+compiler and the CPU. Without a compiler, or with ``MINITF_NATIVE=0``, ``kernels()`` is None
+and the optimizers keep their ufunc path; results are the same bits either way.
+"""
+import ctypes
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+logger = logging.getLogger("minitf")
+
+_SOURCE = r"""
+#include <math.h>
+#include <stdint.h>
+
+/* Adam on one contiguous chunk, with the ufunc path's roundings:
+   m = m*b1 + g*c1;  v = v*b2 + (g*g)*c2;  w = w*decay + (m / (sqrt(v) + eps))*scale */
+#define ADAM(NAME, T, SQRT)                                                              \
+void NAME(int64_t n, T *restrict w, const T *restrict g, T *restrict m, T *restrict v,   \
+          T b1, T c1, T b2, T c2, T eps, T scale, T decay) {                             \
+    for (int64_t i = 0; i < n; i++) {                                                    \
+        T gi = g[i];                                                                     \
+        T mi = m[i] * b1 + gi * c1;                                                      \
+        T vi = v[i] * b2 + (gi * gi) * c2;                                               \
+        m[i] = mi;                                                                       \
+        v[i] = vi;                                                                       \
+        T t = mi / (SQRT(vi) + eps);                                                     \
+        w[i] = w[i] * decay + t * scale;                                                 \
+    }                                                                                    \
+}
+ADAM(adam_float32, float, sqrtf)
+ADAM(adam_float64, double, sqrt)
+"""
+_FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared"]
+_ARGS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
+
+_lock = threading.Lock()
+_loaded = False
+_kernels = None
+
+
+def _cache_dir():
+    explicit = os.environ.get("MINITF_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "minitf")
+
+
+def _cpu_signature():
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = [ln for ln in f.read().splitlines()
+                     if ln.startswith(("model name", "flags"))][:2]
+    except OSError:
+        lines = []
+    return "\n".join(lines) or platform.processor()
+
+
+def _private_dir(directory):
+    """Create ``directory`` (mode 0700) if needed and check that only this user can write it:
+    a library loaded from it runs as this user."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    info = os.stat(directory)
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise PermissionError(f"{directory} is writable by other users")
+
+
+def _build(compiler, path):
+    """Compile the source into ``path`` (a temp file renamed into place: never half-written)."""
+    directory = os.path.dirname(path)
+    with tempfile.TemporaryDirectory(dir=directory) as work:
+        source = os.path.join(work, "kernels.c")
+        with open(source, "w") as f:
+            f.write(_SOURCE)
+        built = os.path.join(work, "kernels.so")
+        subprocess.run([compiler, *_FLAGS, source, "-o", built, "-lm"], check=True,
+                       capture_output=True, timeout=120)
+        os.replace(built, path)
+
+
+class Kernels:
+    """The compiled functions, by dtype name."""
+
+    def __init__(self, lib):
+        self.adam = {}
+        for dtype, scalar in _ARGS.items():
+            fn = getattr(lib, f"adam_{dtype}")
+            fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 4 + [scalar] * 7
+            fn.restype = None
+            self.adam[dtype] = fn
+
+
+def _load():
+    if os.environ.get("MINITF_NATIVE", "1") == "0" or not sys.platform.startswith("linux"):
+        return None
+    compiler = os.environ.get("CC") or "cc"
+    if shutil.which(compiler) is None:
+        return None
+    try:
+        version = subprocess.run([compiler, "--version"], capture_output=True, text=True,
+                                 timeout=30).stdout
+        key = hashlib.sha256("\0".join([_SOURCE, " ".join(_FLAGS), version, platform.machine(),
+                                        _cpu_signature()]).encode()).hexdigest()[:16]
+        directory = _cache_dir()
+        _private_dir(directory)
+        path = os.path.join(directory, f"kernels-{key}.so")
+        if not os.path.exists(path):
+            _build(compiler, path)
+        kernels = Kernels(ctypes.CDLL(path))
+    except (OSError, subprocess.SubprocessError, AttributeError) as exc:
+        logger.debug("minitf: no native kernels (%s); using numpy ufuncs", exc)
+        return None
+    if not _matches_ufuncs(kernels):
+        logger.debug("minitf: native kernels round differently from numpy; not used")
+        return None
+    return kernels
+
+
+def kernels():
+    """The compiled kernels, or None (no compiler, not numpy's platform, or turned off)."""
+    global _loaded, _kernels
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                _kernels = _load()
+                _loaded = True
+    return _kernels
+
+
+def adam(w, g, m, v, b1, c1, b2, c2, eps, scale, decay):
+    """One fused pass of ``adam_ufuncs`` over contiguous numpy arrays of one shape and dtype
+    (float32 or float64). Returns False, changing nothing, where it cannot run: the caller
+    then takes the ufunc path, which gives the same bits."""
+    import numpy
+    if not (type(w) is numpy.ndarray and type(g) is numpy.ndarray
+            and type(m) is numpy.ndarray and type(v) is numpy.ndarray):
+        return False
+    if not (g.dtype == w.dtype == m.dtype == v.dtype and g.shape == w.shape == m.shape == v.shape
+            and w.flags.c_contiguous and g.flags.c_contiguous and m.flags.c_contiguous
+            and v.flags.c_contiguous and w.flags.writeable):
+        return False
+    compiled = kernels()
+    fn = compiled.adam.get(w.dtype.name) if compiled is not None else None
+    if fn is None:
+        return False
+    fn(w.size, w.ctypes.data, g.ctypes.data, m.ctypes.data, v.ctypes.data,
+       b1, c1, b2, c2, eps, scale, decay)
+    return True
+
+
+def adam_ufuncs(g, m, v, w, t, b1, c1, b2, c2, eps, scale, decay):
+    """The ufunc path that ``adam`` fuses (the reference for the start-up check)."""
+    import numpy
+    m *= b1
+    numpy.multiply(g, c1, out=t)
+    m += t
+    numpy.multiply(g, g, out=t)
+    t *= c2
+    v *= b2
+    v += t
+    numpy.sqrt(v, out=t)
+    t += eps
+    numpy.divide(m, t, out=t)
+    t *= scale
+    w *= decay
+    w += t
+
+
+def _matches_ufuncs(kernels):
+    import numpy
+    rng = numpy.random.default_rng(0)
+    specials = [numpy.nan, numpy.inf, -numpy.inf, 0.0, -0.0, 1e-40, -1e-40, 3e38, 1e-30]
+    for dtype in _ARGS:
+        n = 1031
+        g, m, w = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+        v = numpy.abs(rng.standard_normal(n)).astype(dtype)
+        for a in (g, m, w, v):
+            a[:len(specials)] = numpy.array(specials, dtype=dtype)
+            rng.shuffle(a)
+        v[:3] = 0.0
+        ref = [a.copy() for a in (g, m, v, w)]
+        scalars = (0.9, 0.1, 0.999, 0.001, 1e-7, -1e-3, 0.996)
+        with numpy.errstate(all="ignore"):
+            adam_ufuncs(*ref, numpy.empty(n, dtype), *scalars)
+            kernels.adam[dtype](n, w.ctypes.data, g.ctypes.data, m.ctypes.data, v.ctypes.data,
+                                *scalars)
+        for got, want in zip((m, v, w), ref[1:]):
+            if not numpy.array_equal(got.view(f"u{got.itemsize}"),
+                                     want.view(f"u{want.itemsize}")):
+                return False
+    return True

@@ -1,0 +1,114 @@
+"""Native fused kernels: the same bits as the ufunc path, built once, and optional."""
+import os
+
+import numpy as np
+import pytest
+
+import minitf as tf
+from minitf import native
+from minitf.keras import optimizers
+
+needs_kernels = pytest.mark.skipif(native.kernels() is None,
+                                   reason="no C compiler (or MINITF_NATIVE=0)")
+
+SCALARS = (0.9, 0.1, 0.999, 0.001, 1e-7, -1e-3, 0.996)   # b1, c1, b2, c2, eps, scale, decay
+
+
+def _state(n, dtype, seed):
+    rng = np.random.default_rng(seed)
+    g, m, w = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    v = np.abs(rng.standard_normal(n)).astype(dtype) * dtype(0.01)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, 3e38], dtype=dtype)
+    for a in (g, m, w):
+        k = min(n, len(specials))
+        a[:k] = specials[:k]
+        rng.shuffle(a)
+    v[:4] = 0.0
+    return g, m, v, w
+
+
+@needs_kernels
+@pytest.mark.parametrize("n", [1, 9, 1000, 100_003])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_adam_gives_the_bits_of_the_ufunc_path(n, dtype):
+    g, m, v, w = _state(n, dtype, n)
+    ref = [a.copy() for a in (g, m, v, w)]
+    with np.errstate(all="ignore"):
+        native.adam_ufuncs(*ref, np.empty(n, dtype), *SCALARS)
+        assert native.adam(w, g, m, v, *SCALARS)
+    for got, want in zip((m, v, w), ref[1:]):
+        np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+
+
+@needs_kernels
+def test_fused_adam_declines_what_it_cannot_run():
+    g, m, v, w = _state(64, np.float32, 0)
+    before = [a.copy() for a in (g, m, v, w)]
+    strided = np.zeros(128, np.float32)[::2]
+    cases = [
+        (strided, g, m, v),                                   # non-contiguous weights
+        (w, g.astype(np.float64), m, v),                       # mixed dtypes
+        (np.zeros(64, np.float16),) * 4,                       # no float16 kernel
+        (w[:32], g, m, v),                                     # shapes differ
+        (w.tolist(), g, m, v),                                 # not arrays
+    ]
+    for args in cases:
+        assert native.adam(*args, *SCALARS) is False
+    for a, b in zip((g, m, v, w), before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_build_is_cached_and_optional(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINITF_CACHE_DIR", str(tmp_path))
+    if native.kernels() is not None:
+        assert native._load() is not None
+        built = [p for p in os.listdir(tmp_path) if p.endswith(".so")]
+        assert len(built) == 1 and not [p for p in os.listdir(tmp_path) if p not in built]
+        stamp = os.stat(tmp_path / built[0]).st_mtime_ns
+        assert native._load() is not None
+        assert os.stat(tmp_path / built[0]).st_mtime_ns == stamp     # reused, not rebuilt
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    assert native._load() is None
+    monkeypatch.delenv("CC")
+    monkeypatch.setenv("MINITF_NATIVE", "0")
+    assert native._load() is None
+
+
+@needs_kernels
+@pytest.mark.parametrize("make", [lambda: optimizers.Adam(1e-2),
+                                  lambda: optimizers.AdamW(1e-2, weight_decay=0.05)],
+                         ids=["adam", "adamw"])
+def test_optimizer_steps_are_the_same_with_and_without_native_kernels(make, monkeypatch):
+    rng = np.random.default_rng(11)
+    shapes = [(300, 200), (200,), (200, 10)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(4)]
+    calls = []
+    real_adam = native.adam
+
+    def counting_adam(*args):
+        done = real_adam(*args)
+        calls.append(done)
+        return done
+
+    monkeypatch.setattr(native, "adam", counting_adam)
+    results = []
+    for compiled in (native.kernels(), None):
+        monkeypatch.setattr(native, "_kernels", compiled)
+        variables = [tf.Variable(a) for a in init]
+        opt = make()
+        for g in grads:
+            opt.apply_gradients(zip(g, variables))
+        results.append([v.numpy() for v in variables])
+    assert any(calls) and not all(calls)   # native with kernels, ufuncs without
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_cache_others_can_write_is_refused(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("MINITF_CACHE_DIR", str(shared))
+    assert native._load() is None
+    assert not list(shared.iterdir())

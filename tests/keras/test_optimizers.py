@@ -516,6 +516,7 @@ def test_two_thread_split_is_bit_identical(make, monkeypatch):
     element-wise arithmetic, so the same bits as the one-thread update."""
     from minitf.keras.optimizers import _host
     monkeypatch.setattr(_host, "_PARALLEL_MIN", 1 << 17)
+    monkeypatch.setattr(_host, "_PARALLEL_MIN_FUSED", 1 << 17)
     rng = np.random.default_rng(5)
     shapes = [(400, 400), (400,), (300, 10)]
     init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
@@ -555,6 +556,7 @@ def test_automatic_split_matches_one_thread_with_and_without_parking(monkeypatch
 
     monkeypatch.setattr(base, "pool", CountingPool)
     monkeypatch.setattr(_host, "_PARALLEL_MIN", 1 << 17)
+    monkeypatch.setattr(_host, "_PARALLEL_MIN_FUSED", 1 << 17)
     splits = (tf.get_backend() == "numpy" and openblas.available()
               and (os.cpu_count() or 1) > 1)
     rng = np.random.default_rng(7)
@@ -592,6 +594,7 @@ def test_a_late_helper_thread_leaves_its_chunks_to_the_caller(monkeypatch):
     half: the caller then updates the helper's chunks itself, with the same bits."""
     from minitf.keras.optimizers import _host, base
     monkeypatch.setattr(_host, "_PARALLEL_MIN", 1 << 17)
+    monkeypatch.setattr(_host, "_PARALLEL_MIN_FUSED", 1 << 17)
 
     class LateFuture:          # the helper only runs once the caller waits for it
         def __init__(self, fn):

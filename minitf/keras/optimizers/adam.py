@@ -2,6 +2,7 @@
 import math
 
 from ... import backend as B
+from ... import native
 from .base import Optimizer, accepts_param_groups
 
 
@@ -44,6 +45,15 @@ class Adam(Optimizer):
         t = step + 1
         alpha = lr * math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)
         return (b1, 1.0 - b1, b2, 1.0 - b2, alpha, eps)
+
+    def _fuses(self):
+        return not self.amsgrad and native.kernels() is not None
+
+    def _fused_update(self, sc, g, slots, w, decay):
+        if self.amsgrad:
+            return False
+        b1, c1, b2, c2, alpha, eps = sc
+        return native.adam(w, g, slots["m"], slots["v"], b1, c1, b2, c2, eps, -alpha, decay)
 
     def _kernel(self, sc, g, slots, t):
         b1, c1, b2, c2, alpha, eps = sc

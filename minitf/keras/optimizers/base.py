@@ -13,8 +13,10 @@ grads)``, per ``apply_gradients`` call. ``fn`` works on raw backend arrays with 
 captures only the optimizer and its variables, so a traced ``minitf.function`` replays it with
 each call's gradients. Slots are non-trainable Variables created before the host call. The slots
 of small variables created together live in one contiguous ``Arena`` so their update is a few
-flat calls (small models are bound by per-call overhead). On numpy, large updates (from 328k
-elements) are split in two parts updated on two threads (numpy releases the GIL inside
+flat calls (small models are bound by per-call overhead). An optimizer may also fuse a chunk's
+whole update into one native pass (``_fused_update``: Adam through ``minitf.native`` when a C
+compiler is available, with the same bits). On numpy, large updates (from 328k elements, 1M
+when fused) are split in two parts updated on two threads (numpy releases the GIL inside
 ufuncs). In a training step a BLAS product runs just before the update, and OpenBLAS's
 workers then spin on the cores for ~0.1 s: the split first stops them (``minitf.openblas``),
 and when that is not possible it stays on one thread. ``optimizer.parallel`` is None for this
@@ -553,6 +555,7 @@ class Optimizer:
         entries = plan.entries
         flat = {i: gs[i].reshape(-1) for i in plan.split}
         kernel = self._kernel
+        fused = self._fused_update
 
         def work(chunks):
             for i, sl, w, slots, t in chunks:
@@ -571,9 +574,13 @@ class Optimizer:
                     continue
                 e = entries[i]
                 decay, sc = scalars[e.group]
-                delta, scale = kernel(sc, gs[i] if sl is None else flat[i][sl], slots, t)
+                decay = decay if e.use_wd else 1.0
+                g = gs[i] if sl is None else flat[i][sl]
+                if fused(sc, g, slots, w, decay):
+                    continue
+                delta, scale = kernel(sc, g, slots, t)
                 # Weight decay and the update in one pass: w = decay * w + scale * delta.
-                B.axpby(scale, delta, decay if e.use_wd else 1.0, w, scratch=t)
+                B.axpby(scale, delta, decay, w, scratch=t)
 
         first, second = plan.work
         if second and not (openblas.park() or self.parallel):
@@ -622,6 +629,15 @@ class Optimizer:
 
     def _scalars(self, group_index, lr, step):
         raise NotImplementedError
+
+    def _fuses(self):
+        """Whether ``_fused_update`` runs natively here (large updates then split later)."""
+        return False
+
+    def _fused_update(self, sc, g, slots, w, decay):
+        """Apply the whole update of one chunk (slots and ``w = decay * w + ...``) in one
+        native pass and return True, or return False to go through ``_kernel``."""
+        return False
 
     def _kernel(self, sc, g, slots, t):
         """Update ``slots`` in place from ``g`` and return ``(delta, scale)``: the base class

@@ -6,12 +6,12 @@ For the MLP 784-512-512-10 (and the small 784-32-10) with fixed float32 gradient
 time per step of
   * hand-written numpy Adam, ``_numpy_mlp.NumpyAdam`` (Keras' formula,
     ``m[:] = b1 * m + (1 - b1) * g`` ..., temporaries allocated by numpy),
-  * minitf ``Adam.apply_gradients`` on one thread (eager: Python dispatch plus the host kernel),
-  * the host kernel alone on one thread (what a traced ``minitf.function`` step replays),
-  * the host kernel split over two threads (``optimizer.parallel = True``; the default, None,
-    splits on numpy where OpenBLAS's workers can be parked),
-and the ratio numpy / minitf (> 1: minitf is faster). No product runs before the update here,
-so the two-thread row shows the split without OpenBLAS's spinning worker in the way.
+  * minitf ``Adam.apply_gradients`` on one thread (eager: Python dispatch plus the host kernel,
+    the fused native pass of ``minitf.native`` where a C compiler is available),
+  * the host kernel alone (what a traced ``minitf.function`` step replays),
+  * the host kernel on numpy ufuncs only, as on a machine without a C compiler,
+and the ratio numpy / minitf (> 1: minitf is faster). Updates run on one thread here; the
+two-thread split (from 1M elements with the fused kernel) is measured in training steps.
 """
 import argparse
 import os
@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minitf as tf  # noqa: E402
+from minitf import native  # noqa: E402
 from minitf._state import state  # noqa: E402
 from minitf.keras import optimizers  # noqa: E402
 from _numpy_mlp import NumpyAdam, glorot_params  # noqa: E402
@@ -92,21 +93,38 @@ def traced_kernel(opt, pairs):
     return rec.fn
 
 
+def without_native(call):
+    """Run ``call()`` on the ufunc path, as on a machine without a C compiler."""
+    saved = native._kernels
+    native._kernels = None
+    try:
+        return call()
+    finally:
+        native._kernels = saved
+
+
 def row(sizes, seconds):
     params, grads = params_for(sizes)
     ref = NumpyAdam([p.copy() for p in params])
     tgrads = [tf.constant(g) for g in grads]
     candidates = {"hand-written numpy": lambda: ref.step(grads)}
-    for label, parallel in (("", False), (", 2 threads", True)):
+    compiled = native.kernels()
+    for label, fused in (("", True), (", ufuncs only", False)):
+        if fused is False and compiled is None:
+            continue                       # no compiler: the first row already is this one
         variables = [tf.Variable(p) for p in params]
         opt = optimizers.Adam(1e-3)
-        opt.parallel = parallel
+        opt.parallel = False
         pairs = list(zip(tgrads, variables))
-        if not parallel:
+        if fused:
             candidates["minitf apply_gradients"] = lambda opt=opt, pairs=pairs: \
                 opt.apply_gradients(pairs)
-        fn = traced_kernel(opt, pairs)
-        candidates["minitf host kernel" + label] = lambda fn=fn: fn(*grads)
+            fn = traced_kernel(opt, pairs)
+            candidates["minitf host kernel"] = lambda fn=fn: fn(*grads)
+        else:
+            fn = without_native(lambda: traced_kernel(opt, pairs))
+            candidates["minitf host kernel" + label] = \
+                lambda fn=fn: without_native(lambda: fn(*grads))
     best = best_times(candidates, seconds)
     t_numpy = best.pop("hand-written numpy")
     n = sum(p.size for p in params)

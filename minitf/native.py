@@ -9,8 +9,8 @@ ufunc path on values that include NaN, infinities, zeros and subnormals; it is u
 they agree. Measured here: 137 us against 506 us for one 670k-parameter Adam update.
 
 The library is built once per machine and cached (``$MINITF_CACHE_DIR``, else
-``$XDG_CACHE_HOME/minitf`` or ``~/.cache/minitf``), keyed by the source, the flags, the
-compiler and the CPU. Without a compiler, or with ``MINITF_NATIVE=0``, ``kernels()`` is None
+``$XDG_CACHE_HOME/minitf/native`` or ``~/.cache/minitf/native``, a directory only this user may
+write), keyed by the source, the flags, the compiler and the CPU. Without a compiler, or with ``MINITF_NATIVE=0``, ``kernels()`` is None
 and the optimizers keep their ufunc path; results are the same bits either way.
 """
 import ctypes
@@ -61,7 +61,7 @@ def _cache_dir():
     if explicit:
         return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "minitf")
+    return os.path.join(base, "minitf", "native")
 
 
 def _cpu_signature():

@@ -161,8 +161,11 @@ def adam(w, g, m, v, b1, c1, b2, c2, eps, scale, decay):
     fn = compiled.adam.get(w.dtype.name) if compiled is not None else None
     if fn is None:
         return False
-    fn(w.size, w.ctypes.data, g.ctypes.data, m.ctypes.data, v.ctypes.data,
-       b1, c1, b2, c2, eps, scale, decay)
+    starts = [a.ctypes.data for a in (w, g, m, v)]
+    ranges = sorted((start, start + w.nbytes) for start in starts)
+    if any(end > start for (_, end), (start, _) in zip(ranges, ranges[1:])):
+        return False   # overlapping arrays: the C loop assumes they do not alias
+    fn(w.size, *starts, b1, c1, b2, c2, eps, scale, decay)
     return True
 
 

@@ -51,6 +51,8 @@ def test_fused_adam_declines_what_it_cannot_run():
         (np.zeros(64, np.float16),) * 4,                       # no float16 kernel
         (w[:32], g, m, v),                                     # shapes differ
         (w.tolist(), g, m, v),                                 # not arrays
+        (w, g, m, m),                                          # m and v alias
+        (w, w, m, v),                                          # g is w
     ]
     for args in cases:
         assert native.adam(*args, *SCALARS) is False

@@ -47,6 +47,7 @@ from .tape import GradientTape, UnconnectedGradients
 from .custom_gradient import custom_gradient
 from .forward import ForwardAccumulator
 from . import debugging
+from . import errors
 from .function import Function, TraceError, function
 from . import nest
 

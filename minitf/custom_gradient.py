@@ -5,7 +5,9 @@ As in TF's eager mode, the decorated function runs normally (active tapes record
 trainable variables it reads. Its outputs are then replaced by fresh tensors with the same values,
 and each active tape records one entry from the inputs (tensor arguments, then the variables read)
 to those outputs, whose rule calls the user's ``grad_fn``. The gradient therefore flows only
-through ``grad_fn``. Forward-mode accumulators see the real computation.
+through ``grad_fn``. Forward-mode accumulators also follow ``grad_fn``, as TF does: the JVP is
+derived from the VJP by differentiating ``grad_fn`` with respect to its (linear) cotangent
+argument. Outputs and gradients may be Python numbers or numpy arrays; they are converted.
 """
 import functools
 import inspect
@@ -13,15 +15,17 @@ import inspect
 from . import backend as B
 from ._state import state
 from .nest import flatten, pack_sequence_as
-from .ops.registry import Op
-from .tensor import Tensor, _next_id
+from .ops.convert import convert_to_tensor
+from .ops.registry import Op, alias_of
+from .tensor import Tensor
 
 
 class _CustomOp(Op):
     """A per-call op whose VJP is the user's ``grad_fn``."""
-    __slots__ = ("grad_fn", "arg_is_tensor", "variables", "n_outputs", "index", "outputs")
+    __slots__ = ("grad_fn", "arg_is_tensor", "variables", "n_outputs", "index", "outputs",
+                 "in_dtypes")
 
-    def __init__(self, name, grad_fn, arg_is_tensor, variables, outputs, index):
+    def __init__(self, name, grad_fn, arg_is_tensor, variables, outputs, index, inputs):
         # batch_unaware: grad_fn sees one cotangent at a time, even in a vectorised jacobian.
         super().__init__(name, type="CustomGradient", arity=sum(arg_is_tensor) + len(variables),
                          smooth=False, batch_unaware=True)
@@ -31,6 +35,7 @@ class _CustomOp(Op):
         self.n_outputs = len(outputs)
         self.outputs = [(o._value.shape, o._value.dtype) for o in outputs]  # not the tensors
         self.index = index
+        self.in_dtypes = [t._value.dtype for t in inputs]
         self.vjp = self._vjp
 
     def _vjp(self, F, g, x, y):
@@ -41,6 +46,13 @@ class _CustomOp(Op):
         else:  # one record per output: the other outputs get zero cotangents
             dys = [gt if k == self.index else Tensor(B.xp.zeros(shape, dtype))
                    for k, (shape, dtype) in enumerate(self.outputs)]
+        grads = self.input_gradients(dys)
+        if tensor_mode:
+            return tuple(grads)
+        return tuple(None if v is None else v._value for v in grads)
+
+    def input_gradients(self, dys):
+        """``grad_fn`` on the output cotangents ``dys``: one Tensor (or None) per input."""
         if self.variables:
             result = self.grad_fn(*dys, variables=list(self.variables))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -61,12 +73,9 @@ class _CustomOp(Op):
         elif len(in_grads) != n_tensors:
             raise ValueError(f"custom_gradient {self.name}: grad_fn returned {len(in_grads)} "
                              f"input gradients for {n_tensors} tensor arguments")
-        grads = in_grads + var_grads
-        if tensor_mode:
-            from .ops.convert import convert_to_tensor
-            return tuple(None if v is None else convert_to_tensor(v) for v in grads)
-        return tuple(None if v is None else (v._value if isinstance(v, Tensor) else B.xp.asarray(v))
-                     for v in grads)
+        return [None if v is None else v if isinstance(v, Tensor) else
+                convert_to_tensor(v, dtype=dtype if dtype.kind == "f" else None)
+                for v, dtype in zip(in_grads + var_grads, self.in_dtypes)]
 
 
 class _VariableWatcher:
@@ -108,7 +117,7 @@ def custom_gradient(f=None):
     def wrapper(*args, **kwargs):
         if not (state.tapes or state.accumulators):
             result, _ = f(*args, **kwargs)
-            return result
+            return _as_tensors(result)
         if signature is not None:
             bound = signature.bind(*args, **kwargs)
             flat_args = list(flatten(list(bound.arguments.values())))
@@ -130,22 +139,16 @@ def custom_gradient(f=None):
                             f"{[v.name for v in variables]}")
         arg_is_tensor = tuple(isinstance(a, Tensor) for a in flat_args)
         inputs = tuple(a for a in flat_args if isinstance(a, Tensor)) + tuple(variables)
-        inner = list(flatten(result))
-        for y in inner:
-            if not isinstance(y, Tensor):
-                raise TypeError(f"custom_gradient {f.__name__}: outputs must be Tensors, got "
-                                f"{type(y).__name__}")
+        result = _as_tensors(result, f.__name__)
         # Fresh tensors with the same values: the tapes see them only as outputs of grad_fn's op.
-        outputs = [_alias(y) for y in inner]
-        for acc in state.accumulators:  # forward mode differentiates the real computation
-            for y, new in zip(inner, outputs):
-                t = acc._tangents.get(y._id)
-                if t is not None:
-                    acc._tangents[new._id] = t
-        for k, y in enumerate(outputs):
+        outputs = [alias_of(y) for y in flatten(result)]
+        ops = [_CustomOp(f.__name__, grad_fn, arg_is_tensor, variables, outputs, k, inputs)
+               for k in range(len(outputs))]
+        for acc in list(state.accumulators):
+            _push_forward(acc, ops, inputs, outputs)
+        for op, y in zip(ops, outputs):
             if y._value.dtype.kind != "f":
                 continue
-            op = _CustomOp(f.__name__, grad_fn, arg_is_tensor, variables, outputs, k)
             for tape in state.tapes:
                 tape._record(op, inputs, {}, y)
         return pack_sequence_as(result, outputs)
@@ -153,8 +156,50 @@ def custom_gradient(f=None):
     return wrapper
 
 
-def _alias(y):
-    t = Tensor.__new__(Tensor)
-    t._value = y._value
-    t._id = _next_id()
-    return t
+def _as_tensors(result, name="custom_gradient"):
+    """TF converts a custom-gradient function's outputs (Python numbers, numpy arrays)."""
+    def convert(y):
+        try:
+            return convert_to_tensor(y)
+        except TypeError as exc:
+            raise TypeError(f"custom_gradient {name}: outputs must be tensors or convertible "
+                            f"to tensors, got {type(y).__name__}: {exc}") from None
+    return pack_sequence_as(result, [convert(y) for y in flatten(result)])
+
+
+def _push_forward(acc, ops, inputs, outputs):
+    """Tangents of the outputs from ``grad_fn``: the VJP is linear in the cotangent ``u``, and
+    d/du <vjp(u), t> = J t, so one backward pass over ``grad_fn`` (watching ``u``) gives the JVP.
+    The accumulator does not push its own bookkeeping forward (nested ones do, for higher order).
+    """
+    from .tape import GradientTape
+    tangents = [acc._tangents.get(t._id) for t in inputs]
+    if all(t is None for t in tangents) or acc._busy:
+        return
+    acc._busy = True
+    try:
+        float_out = [k for k, y in enumerate(outputs) if y._value.dtype.kind == "f"]
+        if not float_out:
+            return
+        us = [Tensor(B.xp.zeros(outputs[k]._value.shape, outputs[k]._value.dtype))
+              for k in float_out]
+        with GradientTape(persistent=True) as tape:
+            tape.watch(us)
+            dys = []
+            for k, (shape, dtype) in enumerate(ops[0].outputs):
+                dys.append(us[float_out.index(k)] if k in float_out else
+                           Tensor(B.xp.zeros(shape, dtype)))
+            grads = ops[0].input_gradients(dys)
+        targets, weights = [], []
+        for g, t in zip(grads, tangents):
+            if g is not None and t is not None and g._value.dtype == t._value.dtype:
+                targets.append(g)
+                weights.append(t)
+        if not targets:
+            return
+        jvps = tape.gradient(targets, us, output_gradients=weights)
+    finally:
+        acc._busy = False
+    for k, jvp in zip(float_out, jvps):
+        if jvp is not None:
+            acc._tangents[outputs[k]._id] = jvp

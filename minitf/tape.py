@@ -37,6 +37,14 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
+def _unconnected(value):
+    try:
+        return UnconnectedGradients(value)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: {value!r}; expected 'none' "
+                         f"or 'zero' (or a minitf.UnconnectedGradients)") from None
+
+
 class GradientTape:
     """Record operations for automatic differentiation (TF's ``tf.GradientTape``).
 
@@ -101,9 +109,10 @@ class GradientTape:
     def watch(self, tensor):
         """Track a tensor, variable or nest of them, so gradients flow back to it."""
         for t in flatten(tensor):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"GradientTape.watch: expected a Tensor or Variable, got "
-                                f"{type(t).__name__} {t!r:.60}")
+            if not isinstance(t, Tensor):  # TF: a ValueError, numpy arrays included
+                raise ValueError(f"GradientTape.watch: passed in object {t!r:.60} of type "
+                                 f"{type(t).__name__!r}, expected a Tensor or Variable (convert "
+                                 f"it with minitf.constant first)")
             if t._value.dtype.kind != "f":
                 logger.warning("The dtype of the watched tensor must be floating (e.g. "
                                "tf.float32), got %r", t.dtype)
@@ -163,7 +172,7 @@ class GradientTape:
         source gets (``None`` or zeros). A non-persistent tape can compute one gradient.
         """
         self._check_usable("gradient")
-        unconnected = UnconnectedGradients(unconnected_gradients)
+        unconnected = _unconnected(unconnected_gradients)
         targets = list(flatten(target))
         for t in targets:
             if not isinstance(t, Tensor):
@@ -224,9 +233,10 @@ class GradientTape:
 
     def _check_usable(self, what):
         if self._used and not self._persistent:
-            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
-                               f"of gradients (or jacobians); create it with persistent=True to "
-                               f"call {what}() more than once")
+            raise RuntimeError(f"GradientTape.gradient can only be called once on non-persistent "
+                               f"tapes: this tape already computed one set of gradients (or "
+                               f"jacobians); create it with persistent=True to call {what}() "
+                               f"more than once")
 
     def _check_sources(self, sources, what):
         flat = list(flatten(sources))
@@ -256,7 +266,7 @@ class GradientTape:
         the reference loop (one backward pass per target element).
         """
         self._check_usable("jacobian")
-        unconnected = UnconnectedGradients(unconnected_gradients)
+        unconnected = _unconnected(unconnected_gradients)
         target = _as_tensor_arg(target, "jacobian")
         flat_sources = self._check_sources(sources, "jacobian")
         xp = B.xp
@@ -267,6 +277,9 @@ class GradientTape:
         with _Backward(self) as run:
             if target._value.dtype.kind != "f":
                 per_source = [None] * len(flat_sources)
+            elif n == 0:  # an empty target: every Jacobian is empty
+                per_source = [run.wrap(xp.zeros((0,) + tuple(s._value.shape), s._value.dtype))
+                              for s in flat_sources]
             elif experimental_use_pfor:
                 chunk = n if not parallel_iterations else max(1, int(parallel_iterations))
                 parts, sizes = [], []
@@ -313,13 +326,17 @@ class GradientTape:
         backward pass over ``prod(target.shape[1:])`` cotangents.
         """
         self._check_usable("batch_jacobian")
-        unconnected = UnconnectedGradients(unconnected_gradients)
+        unconnected = _unconnected(unconnected_gradients)
         target = _as_tensor_arg(target, "batch_jacobian")
         (source,) = self._check_sources([source], "batch_jacobian")
         tshape, sshape = tuple(target._value.shape), tuple(source._value.shape)
-        if not tshape or not sshape or tshape[0] != sshape[0]:
-            raise ValueError(f"batch_jacobian: need the first dimension of target shape {tshape} "
-                             f"and source shape {sshape} to match")
+        for what, shape in (("target", tshape), ("source", sshape)):
+            if len(shape) < 2:
+                raise ValueError(f"batch_jacobian: the {what} must have rank at least 2 (a batch "
+                                 f"dimension and at least one more), got shape {shape}")
+        if tshape[0] != sshape[0]:
+            raise ValueError(f"batch_jacobian: Need first dimension of target shape {tshape} and "
+                             f"source shape {sshape} to match")
         xp = B.xp
         batch = tshape[0]
         per = int(numpy.prod(tshape[1:], dtype=numpy.int64))
@@ -330,13 +347,15 @@ class GradientTape:
             g = None
             if target._value.dtype.kind != "f" or source._value.dtype.kind != "f":
                 pass
+            elif per == 0 or batch == 0 or source._value.size == 0:  # empty Jacobians
+                g = run.wrap(xp.zeros(tshape + sshape[1:], source._value.dtype))
             elif experimental_use_pfor:
                 eye = xp.eye(per, dtype=dtype).reshape((per, 1) + tshape[1:])
                 seed = xp.broadcast_to(eye, (per,) + tshape).copy()
                 grads = run.backward([(target._id, run.wrap(seed))], [source], nb=1)
                 g = grads.get(source._id)
                 if g is not None:  # (per, batch, *in) -> (batch, *out, *in)
-                    g = F.reshape(g, (per, batch, -1))
+                    g = F.reshape(g, (per, batch, source._value.size // batch))
                     g = F.transpose(g, (1, 0, 2))
                     g = F.reshape(g, tshape + sshape[1:])
             else:
@@ -349,7 +368,8 @@ class GradientTape:
                     rows.append(r if r is None else run.expand(r))
                 g = _join(run, rows, [1] * per, source)
                 if g is not None:
-                    g = F.transpose(F.reshape(g, (per, batch, -1)), (1, 0, 2))
+                    g = F.transpose(F.reshape(g, (per, batch, source._value.size // batch)),
+                                    (1, 0, 2))
                     g = F.reshape(g, tshape + sshape[1:])
             if g is None:
                 result = (Tensor(xp.zeros(tshape + sshape[1:], source._value.dtype))
@@ -470,9 +490,15 @@ class _Backward:
         """
         tape, F = self.tape, self.F
         tracked = tape._tracked
-        reach = {s._id for s in sources if s._id in tracked}
+        keep = {s._id for s in sources}
+        reach = {i for i in keep if i in tracked}
+        grads = {}
+        for tid, g in seeds:  # a target that is itself a source: its seed, watched or not (TF)
+            if tid in keep and tid not in reach:
+                prev = grads.get(tid)
+                grads[tid] = g if prev is None else prev + g
         if not reach:
-            return {}
+            return grads
         relevant = []
         for e in tape._entries:  # forward sweep: the records that depend on a source
             for i in e[IN_IDS]:
@@ -480,8 +506,6 @@ class _Backward:
                     reach.add(e[OUT_ID])
                     relevant.append(e)
                     break
-        keep = {s._id for s in sources}
-        grads = {}
         for tid, g in seeds:
             if tid in reach:
                 prev = grads.get(tid)
@@ -531,6 +555,8 @@ class _Backward:
                         in_grads = op.vjp(F, g, saved or (), out, **attrs)
                 if check:
                     _check_gradients(op, in_grads, shapes)
+                elif tensor_mode:
+                    in_grads = _keep_connected(in_grads, saved, out)
                 for k in range(n):
                     gi = in_grads[k]
                     if gi is None or not needs[k]:
@@ -547,6 +573,61 @@ class _Backward:
         finally:
             F.nb, F.needs, F.shapes = context
         return grads
+
+
+def _link_vjp(F, g, x, y):
+    lead = tuple(g.shape[:F.nb])
+    return (g,) + tuple(F.broadcast_to(F.zeros_like(d), lead + tuple(F.shapes[k + 1]))
+                        if lead else F.zeros_like(d) for k, d in enumerate(x[1:]))
+
+
+def _link_jvp(F, t, x, y):
+    return t[0] if t[0] is not None else F.zeros_like(y)
+
+
+# Passes its first input through; depends on the others with a zero derivative.
+_ZERO_LINK = registry.Op("zero_link", arity=2, vjp=_link_vjp, jvp=_link_jvp, save=(0, 1),
+                         type="ZeroLink")
+
+
+def _keep_connected(in_grads, saved, out):
+    """Keep gradients connected to the forward tensors their op used.
+
+    TF's gradient ops take the forward tensors as inputs (``ReluGrad(g, y)``), so a tape watching
+    those tensors sees the gradient depend on them, with a zero derivative where the rule is
+    locally constant (relu, leaky_relu, abs, max, where). Rules built from boolean masks lose
+    that link; without it the second derivative would be None instead of zeros. A listener that
+    follows a forward tensor but not the gradient gets the gradient through a ``zero_link``.
+    """
+    deps = [t for t in (saved or ()) if t is not None]
+    if out is not None:
+        deps.append(out)
+    if not deps or not (state.tapes or state.accumulators):
+        return in_grads
+    result = list(in_grads)
+    for k, gi in enumerate(result):
+        if gi.__class__ is not Tensor:
+            continue
+        for tape in state.tapes:
+            tracked = tape._tracked
+            if gi._id in tracked:
+                continue
+            linked = [d for d in deps if d._id in tracked]
+            if not linked:
+                continue
+            new = registry.alias_of(gi)
+            tracked.add(new._id)
+            tape._entries.append((_ZERO_LINK, (gi._id,) + tuple(d._id for d in linked),
+                                  (gi,) + tuple(linked), None, {},
+                                  (gi._value.shape,) + tuple(d._value.shape for d in linked),
+                                  new._id))
+            gi = new
+        for acc in state.accumulators:
+            tangents = acc._tangents
+            if gi._id not in tangents and any(d._id in tangents for d in deps):
+                tangents[gi._id] = registry.TENSOR.zeros_like(gi)
+        result[k] = gi
+    return result
 
 
 def _values(saved):

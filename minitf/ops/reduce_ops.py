@@ -69,9 +69,14 @@ def _reduction(name, forward, vjp, save=(), smooth=True, samples=None, **kw):
 _derive_jvp_by_vjp = "reduction"  # see registry: t -> sum(t * dy/dx) computed through the VJP
 
 
+def _same_kind(x):
+    """Sums keep the input's dtype (numpy would widen int32 to int64; TF does not)."""
+    return None if x.dtype.kind == "b" else x.dtype
+
+
 def _sum_forward(x, axis, keepdims=False):
     """Sum over ``axis`` (all axes when None)."""
-    return x.sum(axis=axis, keepdims=keepdims)
+    return x.sum(axis=axis, keepdims=keepdims, dtype=_same_kind(x))
 
 
 reduce_sum = _reduction("reduce_sum", _sum_forward,
@@ -136,7 +141,7 @@ def _prod_vjp(F, g, x, y, axis, keepdims=False):
 
 
 reduce_prod = _reduction("reduce_prod", lambda x, axis, keepdims=False: x.prod(
-    axis=axis, keepdims=keepdims), _prod_vjp, save=(0, "out"), type="Prod",
+    axis=axis, keepdims=keepdims, dtype=_same_kind(x)), _prod_vjp, save=(0, "out"), type="Prod",
     samples=lambda: [((away(3, 4, lo=0.5),), {"axis": (1,), "keepdims": False}),
                      ((away(2, 3), ), {"axis": (0, 1), "keepdims": True})])
 

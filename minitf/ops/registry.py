@@ -178,6 +178,17 @@ def _new(value):
     return t
 
 
+def alias_of(t):
+    """A new Tensor with ``t``'s value and its own identity (a separate node for the tapes).
+
+    A ``function`` trace sees it as an ``identity`` step, so the replay computes it too.
+    """
+    y = _new(t._value)
+    if state.tracer is not None:
+        state.tracer.record_op(OPS["identity"], (t,), {}, y)
+    return y
+
+
 def apply(op, inputs, attrs):
     """Run ``op`` on Tensors ``inputs`` and notify whatever listens (tapes, traces, checks)."""
     try:
@@ -248,8 +259,28 @@ def record(op, inputs, attrs, y):
         acc._record(op, inputs, attrs, y)
 
 
-class InvalidArgumentError(ValueError):
-    """Raised for bad values, such as a NaN found by the numeric checks."""
+class OpError(Exception):
+    """TF's base class of op errors (``tf.errors.OpError``): ``message``, ``op``, ``error_code``.
+
+    Defined here, below the ops that raise it; ``minitf.errors`` has the whole family.
+    """
+    code_default = 2  # UNKNOWN
+
+    def __init__(self, message="", op=None, error_code=None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+        self.error_code = self.code_default if error_code is None else error_code
+
+    def __reduce__(self):
+        return type(self), (self.message, self.op, self.error_code)
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """Bad values or shapes given to an op (``tf.errors.InvalidArgumentError``), such as
+    operands whose shapes do not broadcast or a NaN found by the numeric checks. Also a
+    ``ValueError``."""
+    code_default = 3  # INVALID_ARGUMENT
 
 
 def _user_frame():
@@ -286,8 +317,10 @@ def _check_numerics(op, inputs, y):
 def _input_error(op, inputs, attrs, exc):
     shapes = " and ".join(f"{tuple(t._value.shape)} {t._value.dtype}" for t in inputs)
     attr_text = f" with {attrs}" if attrs else ""
-    cls = TypeError if isinstance(exc, TypeError) else ValueError
-    return cls(f"{op.name}: invalid inputs of shapes {shapes}{attr_text}: {exc}")
+    message = f"{op.name}: invalid inputs of shapes {shapes}{attr_text}: {exc}"
+    if isinstance(exc, TypeError):
+        return TypeError(message)
+    return InvalidArgumentError(message, op=op.name)
 
 
 # --- gradient overrides -------------------------------------------------------------------------

@@ -272,7 +272,9 @@ def _relu_grad_out(out, g, y):
 
 
 def _relu_grad_vjp(F, gg, x, y):
-    return (F.relu_grad(gg, x[1]) if F.needs[0] else None), None
+    # As TF's ReluGrad: the derivative in y is zero (not None), so y stays connected.
+    return ((F.relu_grad(gg, x[1]) if F.needs[0] else None),
+            F.zeros_like(gg) if F.needs[1] else None)
 
 
 relu_grad = binary("relu_grad", _relu_grad_forward, _relu_grad_vjp, save=(1,), smooth=False,

@@ -7,7 +7,7 @@ This module sits below the ops: GradientTape and friends register themselves her
 
 
 class _State:
-    __slots__ = ("tapes", "accumulators", "tracer", "check_numerics", "active")
+    __slots__ = ("tapes", "accumulators", "tracer", "check_numerics", "active", "_entries")
 
     def __init__(self):
         self.tapes = []          # recording GradientTapes, outermost first
@@ -15,6 +15,12 @@ class _State:
         self.tracer = None       # the function trace being built, if any
         self.check_numerics = False
         self.active = False
+        self._entries = 0
+
+    def next_order(self):
+        """A number increasing with each tape/accumulator entry: tells which one is outside."""
+        self._entries += 1
+        return self._entries
 
     def refresh(self):
         self.active = bool(self.tapes or self.accumulators or self.tracer is not None

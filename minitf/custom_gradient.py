@@ -176,7 +176,9 @@ def _push_forward(acc, ops, inputs, outputs):
     tangents = [acc._tangents.get(t._id) for t in inputs]
     if all(t is None for t in tangents) or acc._busy:
         return
+    from .forward import _entered_before
     acc._busy = True
+    outer = _entered_before(acc._order)
     try:
         float_out = [k for k, y in enumerate(outputs) if y._value.dtype.kind == "f"]
         if not float_out:
@@ -200,6 +202,7 @@ def _push_forward(acc, ops, inputs, outputs):
         jvps = tape.gradient(targets, us, output_gradients=weights)
     finally:
         acc._busy = False
+        outer.restore()
     for k, jvp in zip(float_out, jvps):
         if jvp is not None:
             acc._tangents[outputs[k]._id] = jvp

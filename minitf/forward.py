@@ -28,6 +28,11 @@ class ForwardAccumulator:
             raise ValueError(f"ForwardAccumulator: {len(primals)} primals but {len(tangents)} "
                              f"tangents")
         self._tangents = {}
+        self._in_context = False
+        ids = [p._id for p in primals if isinstance(p, Tensor)]
+        if len(set(ids)) != len(ids):
+            raise ValueError("ForwardAccumulator: a primal was watched multiple times; pass "
+                             "each tensor once with the sum of its tangents")
         for p, t in zip(primals, tangents):
             if not isinstance(p, Tensor):
                 raise TypeError(f"ForwardAccumulator: primals must be Tensors or Variables, got "
@@ -42,11 +47,17 @@ class ForwardAccumulator:
             self._tangents[p._id] = t
 
     def __enter__(self):
+        if self._in_context:
+            raise ValueError("ForwardAccumulator is already recording: it cannot be entered "
+                             "again inside its own context")
+        self._in_context = True
+        self._order = state.next_order()
         state.accumulators.append(self)
         state.refresh()
         return self
 
     def __exit__(self, *exc):
+        self._in_context = False
         if self in state.accumulators:
             state.accumulators.remove(self)
             state.refresh()
@@ -68,6 +79,7 @@ class ForwardAccumulator:
         return pack_sequence_as(primals, [one(p) for p in flatten(primals)])
 
     _busy = False
+    _order = 0
 
     def _record(self, op, inputs, attrs, y):
         if self._busy:  # the JVP's own ops are not pushed forward by this accumulator again
@@ -76,12 +88,32 @@ class ForwardAccumulator:
         if all(t is None for t in tangents):
             return
         self._busy = True
+        # Only tapes and accumulators entered before this one (outside it) see the JVP's ops:
+        # a tape inside the accumulator does not differentiate the tangents (TF's nesting rule).
+        outer = _entered_before(self._order)
         try:
             ty = jvp_of(op, tangents, inputs, y, attrs)
         finally:
             self._busy = False
+            outer.restore()
         if ty is not None:
             self._tangents[y._id] = ty
+
+
+class _entered_before:
+    """Make only the listeners entered before ``order`` active; ``restore()`` undoes it."""
+
+    def __init__(self, order):
+        self.saved = state.tapes, state.accumulators
+        tapes = [t for t in state.tapes if getattr(t, "_order", 0) < order]
+        accs = [a for a in state.accumulators if a._order < order]
+        if len(tapes) != len(state.tapes) or len(accs) != len(state.accumulators):
+            state.tapes, state.accumulators = tapes, accs
+            state.refresh()
+
+    def restore(self):
+        state.tapes, state.accumulators = self.saved
+        state.refresh()
 
 
 def jvp_of(op, tangents, inputs, y, attrs):

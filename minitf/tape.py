@@ -82,6 +82,7 @@ class GradientTape:
         self._pop()
 
     def _push(self):
+        self._order = state.next_order()
         state.tapes.append(self)
         state.refresh()
 

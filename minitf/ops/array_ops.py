@@ -15,7 +15,7 @@ from ._samples import u
 from .convert import convert_to_tensor
 from .math_ops import identity, stop_gradient  # noqa: F401 - re-exported
 from .math_ops import ones_like_public, zeros_like_public
-from .registry import RAW, TENSOR, apply, defop, helper
+from .registry import InvalidArgumentError, RAW, TENSOR, apply, defop, helper
 
 
 def _x(x):
@@ -67,8 +67,9 @@ def transpose(a, perm=None, conjugate=False, name=None):
         perm = tuple(builtins.range(a.ndim))[::-1]
     perm = tuple(int(p) % max(a.ndim, 1) for p in _shape_tuple(perm))
     if sorted(perm) != list(builtins.range(a.ndim)):
-        raise ValueError(f"transpose: perm {perm} is not a permutation of the {a.ndim} "
-                         f"dimensions of a tensor of shape {tuple(a.shape)}")
+        raise InvalidArgumentError(
+            f"transpose: perm {perm} is not a permutation of the {a.ndim} "
+            f"dimensions of a tensor of shape {tuple(a.shape)}")
     return apply(_transpose.op, (a,), {"perm": perm})
 
 
@@ -87,7 +88,8 @@ def expand_dims(input, axis, name=None):  # noqa: A002 - TF's name
     if axis < 0:
         axis += len(shape) + 1
     if not 0 <= axis <= len(shape):
-        raise ValueError(f"expand_dims: axis {axis} out of range for shape {tuple(shape)}")
+        raise InvalidArgumentError(
+            f"expand_dims: axis {axis} out of range for shape {tuple(shape)}")
     shape.insert(axis, 1)
     return reshape(x, shape)
 
@@ -102,7 +104,8 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
         axes = {int(a) % len(shape) for a in ([axis] if numpy.isscalar(axis) else axis)}
         bad = [a for a in axes if shape[a] != 1]
         if bad:
-            raise ValueError(f"squeeze: dimension {bad[0]} of shape {tuple(shape)} is not 1")
+            raise InvalidArgumentError(
+                f"squeeze: dimension {bad[0]} of shape {tuple(shape)} is not 1")
     return reshape(x, [s for i, s in enumerate(shape) if i not in axes])
 
 
@@ -306,7 +309,8 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     n = params._value.shape[axis]
     idx = indices._value
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        raise ValueError(f"gather: indices out of range [0, {n}) for axis {axis} of params "
+        raise InvalidArgumentError(
+            f"gather: indices out of range [0, {n}) for axis {axis} of params "
                          f"shape {tuple(params.shape)}")
     return apply(_gather.op, (params, indices), {"axis": axis})
 
@@ -373,7 +377,8 @@ def stack(values, axis=0, name=None):
         raise ValueError("stack: needs at least one tensor")
     shapes = {tuple(v._value.shape) for v in values}
     if len(shapes) > 1:
-        raise ValueError(f"stack: all tensors need the same shape, got {sorted(shapes)}")
+        raise InvalidArgumentError(
+            f"stack: all tensors need the same shape, got {sorted(shapes)}")
     ndim = values[0].ndim + 1
     axis = int(axis) % ndim
     return concat([expand_dims(v, axis) for v in values], axis)
@@ -395,16 +400,18 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
     if isinstance(num_or_size_splits, (int, numpy.integer)):
         k = int(num_or_size_splits)
         if k <= 0 or dim % k:
-            raise ValueError(f"split: dimension {axis} of size {dim} cannot be split into {k} "
-                             f"equal parts")
+            raise InvalidArgumentError(
+                f"split: dimension {axis} of size {dim} cannot be split into {k} "
+                f"equal parts")
         sizes = [dim // k] * k
     else:
         sizes = [int(s) for s in _shape_tuple(num_or_size_splits)]
         if -1 in sizes:
             sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
         if sum(sizes) != dim:
-            raise ValueError(f"split: sizes {sizes} do not add up to dimension {axis} of size "
-                             f"{dim}")
+            raise InvalidArgumentError(
+                f"split: sizes {sizes} do not add up to dimension {axis} of size "
+                f"{dim}")
     out, start = [], 0
     for s in sizes:
         out.append(getitem(value, (slice(None),) * axis + (slice(start, start + s),)))
@@ -432,8 +439,9 @@ def tile(input, multiples, name=None):  # noqa: A002
     x = _x(input)
     multiples = _shape_tuple(multiples)
     if len(multiples) != x.ndim:
-        raise ValueError(f"tile: multiples {multiples} must have one entry per dimension of "
-                         f"shape {tuple(x.shape)}")
+        raise InvalidArgumentError(
+            f"tile: multiples {multiples} must have one entry per dimension of "
+            f"shape {tuple(x.shape)}")
     return apply(_tile.op, (x,), {"multiples": multiples})
 
 

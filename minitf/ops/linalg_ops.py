@@ -8,7 +8,7 @@ from .array_ops import matrix_transpose, reshape, transpose
 from .convert import convert_to_tensor, operand_pair
 from .math_ops import multiply, sqrt, abs as _abs
 from .reduce_ops import reduce_max, reduce_sum
-from .registry import apply2, defop
+from .registry import InvalidArgumentError, apply2, defop
 
 
 def _swap(F, x):
@@ -79,15 +79,17 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     """
     a, b = operand_pair("matmul", a, b)
     if a.ndim < 2 or b.ndim < 2:
-        raise ValueError(f"matmul: both operands need rank >= 2, got shapes {tuple(a.shape)} and "
-                         f"{tuple(b.shape)}")
+        raise InvalidArgumentError(
+            f"matmul: both operands need rank >= 2, got shapes {tuple(a.shape)} and "
+            f"{tuple(b.shape)}")
     if transpose_a or adjoint_a:
         a = matrix_transpose(a)
     if transpose_b or adjoint_b:
         b = matrix_transpose(b)
     if a._value.shape[-1] != b._value.shape[-2]:
-        raise ValueError(f"matmul: inner dimensions differ: shapes {tuple(a.shape)} and "
-                         f"{tuple(b.shape)} ({a._value.shape[-1]} != {b._value.shape[-2]})")
+        raise InvalidArgumentError(
+            f"matmul: inner dimensions differ: shapes {tuple(a.shape)} and "
+            f"{tuple(b.shape)} ({a._value.shape[-1]} != {b._value.shape[-2]})")
     return apply2(_matmul.op, a, b)
 
 
@@ -189,8 +191,9 @@ def tensordot(a, b, axes, name=None):
         ax_b = [int(i) % b.ndim for i in numpy.atleast_1d(ax_b)]
     for i, j in zip(ax_a, ax_b):
         if a._value.shape[i] != b._value.shape[j]:
-            raise ValueError(f"tensordot: axis {i} of shape {tuple(a.shape)} does not match axis "
-                             f"{j} of shape {tuple(b.shape)}")
+            raise InvalidArgumentError(
+                f"tensordot: axis {i} of shape {tuple(a.shape)} does not match axis "
+                f"{j} of shape {tuple(b.shape)}")
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [i for i in range(b.ndim) if i not in ax_b]
     sa, sb = a._value.shape, b._value.shape

@@ -11,8 +11,8 @@ from ._samples import u
 from .convert import convert_to_tensor, operand_pair
 from .math_ops import (cast, elu, gelu, leaky_relu, log_sigmoid, relu, relu6, rsqrt, sigmoid,  # noqa: F401
                        softplus, square, tanh, silu, swish, softsign)
-from .reduce_ops import reduce_mean
-from .registry import apply, defop
+from .reduce_ops import extreme, reduce_mean
+from .registry import InvalidArgumentError, apply, defop
 from . import random_ops
 
 
@@ -22,7 +22,7 @@ def _x(x):
 
 def _softmax_forward(logits, axis=-1):
     xp = B.xp
-    e = xp.exp(logits - logits.max(axis=axis, keepdims=True))
+    e = xp.exp(logits - extreme(logits, axis, True, True))
     e /= e.sum(axis=axis, keepdims=True)
     return e
 
@@ -51,7 +51,7 @@ def softmax(logits, axis=None, name=None):
 
 def _log_softmax_forward(logits, axis=-1):
     xp = B.xp
-    shifted = logits - logits.max(axis=axis, keepdims=True)
+    shifted = logits - extreme(logits, axis, True, True)
     return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
 
 
@@ -77,7 +77,7 @@ def log_softmax(logits, axis=None, name=None):
 def _sparse_ce_forward(labels, logits):
     """Per-example -log softmax(logits)[label]; labels are integer class ids."""
     xp = B.xp
-    shifted = logits - logits.max(axis=-1, keepdims=True)
+    shifted = logits - extreme(logits, -1, True, True)
     lse = xp.log(xp.exp(shifted).sum(axis=-1))
     rows = shifted.reshape(-1, shifted.shape[-1])
     picked = rows[xp.arange(rows.shape[0]), labels.reshape(-1)].reshape(lse.shape)
@@ -107,21 +107,23 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         raise TypeError(f"sparse_softmax_cross_entropy_with_logits: labels must be integers, got "
                         f"{labels.dtype.name}")
     if tuple(labels._value.shape) != tuple(logits._value.shape[:-1]):
-        raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels shape "
-                         f"{tuple(labels.shape)} must equal logits shape without the last "
-                         f"dimension {tuple(logits.shape[:-1])}")
+        raise InvalidArgumentError(
+            f"sparse_softmax_cross_entropy_with_logits: labels shape "
+            f"{tuple(labels.shape)} must equal logits shape without the last "
+            f"dimension {tuple(logits.shape[:-1])}")
     n = logits._value.shape[-1]
     lab = labels._value
     # One comparison pass (as unsigned, negatives wrap to huge values) instead of min and max.
     if lab.size and bool((lab.astype(numpy.uint64, copy=False) >= n).any()):
-        raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels must be in [0, {n}), "
+        raise InvalidArgumentError(
+            f"sparse_softmax_cross_entropy_with_logits: labels must be in [0, {n}), "
                          f"got values in [{int(lab.min())}, {int(lab.max())}]")
     return apply(_sparse_ce.op, (labels, logits), {})
 
 
 def _ce_forward(labels, logits, axis=-1):
     xp = B.xp
-    shifted = logits - logits.max(axis=axis, keepdims=True)
+    shifted = logits - extreme(logits, axis, True, True)
     log_probs = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
     return -(labels * log_probs).sum(axis=axis)
 
@@ -145,8 +147,9 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Cross-entropy between label distributions and ``logits`` along the last axis."""
     labels, logits = operand_pair("softmax_cross_entropy_with_logits", labels, logits)
     if tuple(labels._value.shape) != tuple(logits._value.shape):
-        raise ValueError(f"softmax_cross_entropy_with_logits: labels shape {tuple(labels.shape)} "
-                         f"!= logits shape {tuple(logits.shape)}")
+        raise InvalidArgumentError(
+            f"softmax_cross_entropy_with_logits: labels shape {tuple(labels.shape)} "
+            f"!= logits shape {tuple(logits.shape)}")
     if axis not in (-1, logits.ndim - 1):
         from .array_ops import transpose
         perm = [i for i in range(logits.ndim) if i != axis % logits.ndim] + [axis % logits.ndim]
@@ -174,8 +177,9 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Element-wise logistic loss, stable for large |logits|."""
     labels, logits = operand_pair("sigmoid_cross_entropy_with_logits", labels, logits)
     if tuple(labels._value.shape) != tuple(logits._value.shape):
-        raise ValueError(f"sigmoid_cross_entropy_with_logits: labels shape "
-                         f"{tuple(labels.shape)} != logits shape {tuple(logits.shape)}")
+        raise InvalidArgumentError(
+            f"sigmoid_cross_entropy_with_logits: labels shape "
+            f"{tuple(labels.shape)} != logits shape {tuple(logits.shape)}")
     return apply(_sigmoid_ce.op, (labels, logits), {})
 
 

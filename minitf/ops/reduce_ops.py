@@ -7,7 +7,7 @@ from .. import backend as B
 from ..tensor import Tensor
 from ._samples import away, u
 from .convert import convert_to_tensor
-from .registry import RAW, apply, defop, helper
+from .registry import InvalidArgumentError, RAW, apply, defop, helper
 
 
 def _x(x):
@@ -26,7 +26,8 @@ def _axes(axis, ndim):
     for a in axis:
         a = int(a)
         if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"axis {a} is out of range for a tensor of rank {ndim}")
+            raise InvalidArgumentError(
+                f"axis {a} is out of range for a tensor of rank {ndim}")
         out.append(a % max(ndim, 1))
     return tuple(sorted(set(out)))
 
@@ -113,12 +114,32 @@ def _extreme_vjp(F, g, x, y, axis, keepdims=False):
     return (F.unreduce(g, shape, axis, keepdims) * share,)
 
 
-reduce_max = _reduction("reduce_max", lambda x, axis, keepdims=False: x.max(axis=axis,
-                                                                            keepdims=keepdims),
+def extreme(x, axis, keepdims, largest):
+    """``x.max``/``x.min`` over ``axis`` (an int, tuple or None). Over an empty axis the result
+    is the reduction's identity, as in TF: -inf/+inf for floats, the dtype's limits for ints."""
+    reduced = [d for d in range(x.ndim)] if axis is None else [
+        a % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+    if x.size or not any(x.shape[a] == 0 for a in reduced) or x.dtype.kind not in "fiu":
+        return x.max(axis=axis, keepdims=keepdims) if largest else x.min(axis=axis,
+                                                                          keepdims=keepdims)
+    if keepdims:
+        shape = tuple(1 if i in reduced else s for i, s in enumerate(x.shape))
+    else:
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in reduced)
+    if x.dtype.kind == "f":
+        fill = -numpy.inf if largest else numpy.inf
+    else:
+        info = numpy.iinfo(x.dtype)
+        fill = info.min if largest else info.max
+    return B.xp.full(shape, fill, dtype=x.dtype)
+
+
+reduce_max = _reduction("reduce_max", lambda x, axis, keepdims=False: extreme(x, axis, keepdims,
+                                                                              True),
                         _extreme_vjp, save=(0, "out"), smooth=False, type="Max",
                         kink="ties split the gradient evenly")
-reduce_min = _reduction("reduce_min", lambda x, axis, keepdims=False: x.min(axis=axis,
-                                                                            keepdims=keepdims),
+reduce_min = _reduction("reduce_min", lambda x, axis, keepdims=False: extreme(x, axis, keepdims,
+                                                                              False),
                         _extreme_vjp, save=(0, "out"), smooth=False, type="Min",
                         kink="ties split the gradient evenly")
 
@@ -149,7 +170,7 @@ reduce_prod = _reduction("reduce_prod", lambda x, axis, keepdims=False: x.prod(
 def _logsumexp_forward(x, axis, keepdims=False):
     """log(sum(exp(x))) over ``axis``, computed without overflow."""
     xp = B.xp
-    m = x.max(axis=axis, keepdims=True)
+    m = extreme(x, axis, True, True)
     m = xp.where(xp.isfinite(m), m, 0)
     out = xp.log(xp.exp(x - m).sum(axis=axis, keepdims=True)) + m
     return out if keepdims else out.reshape(tuple(s for i, s in enumerate(x.shape)

@@ -248,3 +248,38 @@ def test_forward_mode_sees_the_real_computation_of_a_custom_gradient_function():
     with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
         y = log1pexp(x)
     np.testing.assert_allclose(float(acc.jvp(y)), 1 / (1 + np.exp(-0.3)), rtol=1e-6)
+
+
+def test_custom_gradient_inside_a_traced_function_is_not_baked_in():
+    @tf.custom_gradient
+    def cube(x):
+        def grad(dy):
+            return dy * 3 * x * x
+        return x * x * x, grad
+
+    @tf.function
+    def value_and_grad(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = cube(x)
+        return y, tape.gradient(y, x)
+
+    for value in (2.0, -1.0, 0.5):
+        y, g = value_and_grad(tf.constant(value))
+        assert float(y) == value ** 3
+        assert float(g) == 3 * value ** 2
+
+
+def test_custom_gradient_outputs_and_gradients_may_be_python_numbers():
+    @tf.custom_gradient
+    def f(x):
+        return 1.5, lambda dy: 2.0 * dy.numpy()  # a numpy value
+
+    x = tf.constant(1.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    assert y.dtype == tf.float32 and float(y) == 1.5
+    g = tape.gradient(y, x)
+    assert g.dtype == tf.float32 and float(g) == 2.0
+    assert f(x).dtype == tf.float32  # converted without a tape too

@@ -139,3 +139,33 @@ def test_no_runtime_warnings_are_printed_by_default():
     assert out.returncode == 0, out.stderr
     assert out.stdout == "tf.Tensor(nan, shape=(), dtype=float32)\n"
     assert "RuntimeWarning" not in out.stderr
+
+
+def test_tf_errors_hierarchy_and_codes():
+    errors = tf.errors
+    for name in ("InvalidArgumentError", "NotFoundError", "ResourceExhaustedError",
+                 "UnimplementedError", "FailedPreconditionError", "OutOfRangeError",
+                 "InternalError", "CancelledError", "UnknownError", "AbortedError"):
+        assert issubclass(getattr(errors, name), errors.OpError)
+    assert issubclass(errors.InvalidArgumentError, ValueError)  # minitf raised ValueError before
+    assert issubclass(errors.UnimplementedError, NotImplementedError)
+    assert errors.InvalidArgumentError is InvalidArgumentError
+    e = errors.NotFoundError("no such file", op="read")
+    assert (e.message, e.op, e.error_code) == ("no such file", "read", errors.NOT_FOUND)
+    assert errors.InvalidArgumentError("x").error_code == errors.INVALID_ARGUMENT == 3
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]),
+    lambda: tf.matmul(tf.ones((2, 3)), tf.ones((2, 3))),
+    lambda: tf.reshape(tf.ones((2, 3)), [4]),
+    lambda: tf.stack([tf.ones(2), tf.ones(3)]),
+    lambda: tf.gather(tf.ones((3, 2)), [5]),
+    lambda: tf.concat([tf.ones((2, 3)), tf.ones((2, 4))], axis=0),
+    lambda: tf.reduce_sum(tf.ones((2, 3)), axis=2),
+], ids=["broadcast", "matmul", "reshape", "stack", "gather", "concat", "axis"])
+def test_shape_errors_in_ops_are_invalid_argument_errors(bad):
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        bad()
+    assert isinstance(e.value, ValueError)
+    assert str(e.value)  # our message, naming the op and the shapes, stays inside

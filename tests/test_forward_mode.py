@@ -132,3 +132,58 @@ def test_reverse_over_forward_and_forward_over_forward():
         dy = inner.jvp(y)
     np.testing.assert_allclose(float(dy), 4 * 0.7 ** 3)
     np.testing.assert_allclose(float(outer.jvp(dy)), 12 * 0.7 ** 2)
+
+
+def _numeric_derivative(fn, x, eps=1e-6):
+    return (fn(x + eps) - fn(x - eps)) / (2 * eps)
+
+
+def test_back_over_forward_inside_function_matches_numeric():
+    @tf.function
+    def second_derivative(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+                y = tf.sin(x) * x ** 2
+            dy = acc.jvp(y)
+        return tape.gradient(dy, x)
+
+    first = lambda v: np.cos(v) * v ** 2 + 2 * v * np.sin(v)  # noqa: E731
+    for value in (0.3, -1.2):
+        x = tf.constant([value], dtype=tf.float64)
+        np.testing.assert_allclose(second_derivative(x).numpy(),
+                                   [_numeric_derivative(first, value)], rtol=1e-6)
+
+
+def test_custom_gradient_reading_a_variable_under_forward_mode():
+    v = tf.Variable(3.0, dtype=tf.float64)
+
+    @tf.custom_gradient
+    def scale(x):
+        def grad(dy, variables):
+            return dy * v, [tf.reduce_sum(dy * x)]
+        return x * v, grad
+
+    x = tf.constant([1.0, 2.0], dtype=tf.float64)
+    with tf.autodiff.ForwardAccumulator([x, v], [tf.constant([1.0, 0.5], tf.float64),
+                                                 tf.constant(2.0, tf.float64)]) as acc:
+        y = scale(x)
+    # d(x v) = dx v + x dv
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [1.0 * 3 + 1 * 2, 0.5 * 3 + 2 * 2])
+
+
+def test_forward_over_back_through_custom_gradient_matches_numeric():
+    @tf.custom_gradient
+    def softplus(x):
+        def grad(dy):
+            return dy * tf.sigmoid(x)
+        return tf.math.log(1 + tf.exp(x)), grad
+
+    x = tf.constant(0.7, tf.float64)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0, tf.float64)) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = softplus(x) ** 2
+        g = tape.gradient(y, x)
+    d1 = lambda v: 2 * np.log1p(np.exp(v)) / (1 + np.exp(-v))  # noqa: E731
+    np.testing.assert_allclose(float(acc.jvp(g)), _numeric_derivative(d1, 0.7), rtol=1e-6)

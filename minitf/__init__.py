@@ -34,6 +34,7 @@ from .ops.array_ops import (boolean_mask, broadcast_to, concat, constant, cumsum
                             rank, reshape, shape, size, split, squeeze, stack, tile, transpose,
                             unstack, zeros, zeros_like)
 from .ops.math_ops import where
+from .ops.array_ops import repeat
 from .ops.reduce_ops import (argmax, argmin, count_nonzero, reduce_all, reduce_any,
                              reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
                              reduce_sum)

@@ -445,6 +445,25 @@ def tile(input, multiples, name=None):  # noqa: A002
     return apply(_tile.op, (x,), {"multiples": multiples})
 
 
+def repeat(input, repeats, axis=None, name=None):  # noqa: A002
+    """Repeat each element (or slice along ``axis``) ``repeats`` times, as ``numpy.repeat``;
+    ``repeats`` is one count or one per slice. Without ``axis`` the input is flattened first.
+    The counts must be known when the op runs (as a Python value or an eager tensor)."""
+    x = _x(input)
+    if axis is None:
+        x, axis = reshape(x, [-1]), 0
+    axis = int(axis) % max(x.ndim, 1)
+    counts = numpy.asarray(B.to_numpy(repeats._value) if isinstance(repeats, Tensor) else repeats)
+    n = x._value.shape[axis]
+    if counts.ndim > 1 or (counts.ndim == 1 and counts.size not in (1, n)) or (counts < 0).any():
+        raise InvalidArgumentError(
+            f"repeat: repeats {counts.tolist()} must be one non-negative count or one per slice "
+            f"of axis {axis} (size {n}) of shape {tuple(x.shape)}")
+    index = numpy.repeat(numpy.arange(n, dtype=numpy.int32), counts.reshape(-1)
+                         if counts.size > 1 else int(counts.reshape(-1)[0]))
+    return gather(x, index, axis=axis)
+
+
 def _pad_forward(x, paddings, constant_values=0, mode="CONSTANT"):
     xp = B.xp
     if mode == "CONSTANT":

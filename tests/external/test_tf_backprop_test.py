@@ -982,6 +982,40 @@ def test_gradient_penalty_gives_zero_for_a_bias_behind_relu():
                                             [2 * (n - 1) * 1.5 / n, 0.0]], rtol=1e-5)
 
 
+def test_split_concat_gradient_is_stable_across_calls():
+    def get_grad():
+        t = tf.constant(1, dtype=tf.float32, shape=(10, 4))
+        x = tf.constant(2, dtype=tf.float32, shape=(10, 4))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            x1, _ = tf.split(x, num_or_size_splits=2, axis=1)
+            y1 = x1 ** 2
+            y = tf.concat([y1, t], axis=1)
+        return tape.gradient(y, x).numpy()
+
+    grad1, grad2 = get_grad(), get_grad()
+    np.testing.assert_array_equal(grad1, grad2)
+    np.testing.assert_array_equal(grad1, np.concatenate([np.full((10, 2), 4.0),
+                                                         np.zeros((10, 2))], axis=1))
+
+
+def test_value_and_gradient_of_a_cube():
+    a = tf.constant(2.0)
+    with tf.GradientTape() as tape:
+        tape.watch(a)
+        b = a ** 3
+    assert (float(b), float(tape.gradient(b, a))) == (8.0, 12.0)
+
+
+def test_non_empty_params_value_and_grad():
+    x, y = tf.constant(2.0), tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(y)
+        val = x * y
+    grads = [tape.gradient(val, y)]
+    assert float(val) == 6.0 and len(grads) == 1 and float(grads[0]) == 2.0
+
+
 # --- JacobianTest --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("use_pfor", [True, False])
@@ -1082,6 +1116,20 @@ def test_zero_size_gradients_and_jacobians(shape, use_pfor):
         shape[0], shape[1], shape[1])
 
 
+@pytest.mark.parametrize("use_pfor", [True, False])
+@pytest.mark.parametrize("use_function", [True, False])
+def test_jacobian_degenerate_shape(use_function, use_pfor):
+    def f(x):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x ** 2
+        return tape.jacobian(y, x, experimental_use_pfor=use_pfor)
+
+    if use_function:
+        f = tf.function(f)
+    np.testing.assert_array_equal(tf.shape(f(tf.zeros([0]))).numpy(), [0, 0])
+
+
 # --- BatchJacobianTest ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("use_pfor", [True, False])
@@ -1157,3 +1205,19 @@ def test_batch_jacobian_degenerate_shape(use_function, use_pfor):
     if use_function:
         f = tf.function(f)
     np.testing.assert_array_equal(tf.shape(f(tf.zeros([1, 0]))).numpy(), [1, 0, 0])
+
+
+def test_batch_jacobian_of_repeat_then_slice_by_a_tensor_bound():
+    x = tf.ones([2, 4, 2])
+    length = tf.constant([2, 3, 4, 4], dtype=tf.int64)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.repeat(x, [2], axis=1)
+        y = y[:, :tf.reduce_max(length), :]
+    jb = tape.batch_jacobian(y, x).numpy()
+    assert jb.shape == (2, 4, 2, 4, 2)
+    expected = np.zeros((4, 2, 4, 2))
+    for out_row in range(4):  # output row r of the repeat is input row r // 2
+        for c in range(2):
+            expected[out_row, c, out_row // 2, c] = 1.0
+    np.testing.assert_array_equal(jb, np.stack([expected, expected]))

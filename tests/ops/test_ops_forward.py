@@ -352,3 +352,19 @@ def test_shape_errors_name_the_op():
         tf.pad(tf.ones((2, 2)), [[2, 0], [0, 0]], mode="REFLECT")
     with pytest.raises(ValueError, match="concat"):
         tf.concat([tf.ones((2, 3)), tf.ones((2, 4))], 0)
+
+
+def test_repeat_matches_numpy_and_its_gradient_counts_copies():
+    x = np.arange(6.0).reshape(2, 3)
+    t = tf.constant(x)
+    np.testing.assert_array_equal(tf.repeat(t, 2, axis=1).numpy(), np.repeat(x, 2, axis=1))
+    np.testing.assert_array_equal(tf.repeat(t, [1, 2], axis=0).numpy(),
+                                  np.repeat(x, [1, 2], axis=0))
+    np.testing.assert_array_equal(tf.repeat(t, 2).numpy(), np.repeat(x, 2))
+    np.testing.assert_array_equal(tf.repeat([1, 2], 2).numpy(), [1, 1, 2, 2])
+    with tf.GradientTape() as tape:
+        tape.watch(t)
+        y = tf.repeat(t, [0, 1, 3], axis=1)
+    np.testing.assert_array_equal(tape.gradient(y, t).numpy(), [[0, 1, 3], [0, 1, 3]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="repeat: repeats"):
+        tf.repeat(t, [1, 2], axis=1)

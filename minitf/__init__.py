@@ -85,6 +85,11 @@ nn = _NS(relu=_nn.relu, relu6=_nn.relu6, leaky_relu=_nn.leaky_relu, elu=_nn.elu,
 random = _NS(normal=_random.normal, uniform=_random.uniform, set_seed=_random.set_seed,
              truncated_normal=_random.truncated_normal, shuffle=_random.shuffle)
 autodiff = _NS(ForwardAccumulator=ForwardAccumulator)
+autodiff.GradientTape = GradientTape
+linalg.diag = _linalg.diag
+linalg.diag_part = _linalg.diag_part
+nn.embedding_lookup = _nn.embedding_lookup
+from .functional import map_fn, vectorized_map  # noqa: E402
 
 from . import keras  # noqa: E402 - the Keras layer builds on everything above
 from .keras import (activations, initializers, layers, losses, metrics,  # noqa: E402

@@ -6,7 +6,7 @@ from ..tensor import Tensor
 from ._samples import u
 from .array_ops import matrix_transpose, reshape, transpose
 from .convert import convert_to_tensor, operand_pair
-from .math_ops import multiply, sqrt, abs as _abs
+from .math_ops import multiply, sqrt, where, abs as _abs
 from .reduce_ops import reduce_max, reduce_sum
 from .registry import InvalidArgumentError, apply2, defop
 
@@ -215,6 +215,24 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     if ord in (numpy.inf, "inf"):
         return reduce_max(_abs(x), axis=axis, keepdims=keepdims)
     raise ValueError(f"norm: ord must be 'euclidean', 'fro', 1, 2 or inf, got {ord!r}")
+
+
+def diag(diagonal, name=None):
+    """Matrices with ``diagonal``'s last axis on their diagonal (TF's ``linalg.diag``)."""
+    v = diagonal if isinstance(diagonal, Tensor) else convert_to_tensor(diagonal)
+    n = v._value.shape[-1]
+    on_diagonal = Tensor(B.xp.eye(n, dtype=bool))  # where, not a product: inf * 0 would be NaN
+    zero = Tensor(B.xp.zeros((), v._value.dtype))
+    return where(on_diagonal, reshape(v, tuple(v.shape) + (1,)), zero)
+
+
+def diag_part(input, name=None):  # noqa: A002
+    """The main diagonals of the innermost matrices (TF's ``linalg.diag_part``)."""
+    m = input if isinstance(input, Tensor) else convert_to_tensor(input)
+    k = min(m._value.shape[-2:])
+    on_diagonal = Tensor(B.xp.eye(k, dtype=bool))
+    zero = Tensor(B.xp.zeros((), m._value.dtype))
+    return reduce_sum(where(on_diagonal, m[..., :k, :k], zero), axis=-1)
 
 
 def _install_rule_versions():

@@ -245,3 +245,17 @@ def _install_rule_helpers():
 
 
 _install_rule_helpers()
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """Rows of ``params`` at ``ids`` (TF's ``nn.embedding_lookup`` for one params tensor); the
+    gradient is dense (see docs/compat.md)."""
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise NotImplementedError("embedding_lookup: sharded params (a list of several "
+                                      "tensors) are not supported")
+        params = params[0]
+    if max_norm is not None:
+        raise NotImplementedError("embedding_lookup: max_norm is not supported")
+    from .array_ops import gather
+    return gather(params, ids)

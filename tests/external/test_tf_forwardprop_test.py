@@ -74,17 +74,26 @@ def _hvp(f, primals, tangents):
         return acc.jvp(tape.gradient(f_out, primals))
 
 
-def _forward_over_back_hessian(f, params):
+def _vectorize_parameters(f, params, use_pfor, dtype):
+    """Call f with a one-hot tangent for every parameter entry and stack the results."""
+    parameter_sizes = [tf.size(param) for param in params]
+    total_size = tf.math.add_n(parameter_sizes)
+
+    def _wrapper(index):
+        full_onehot = tf.one_hot(index, total_size)
+        split_onehot = tf.split(full_onehot, parameter_sizes)
+        tangents = [tf.reshape(v, tf.shape(param)) for param, v in zip(params, split_onehot)]
+        return f(tangents)
+
+    if use_pfor:
+        return tf.vectorized_map(_wrapper, tf.range(total_size))
+    return tf.map_fn(_wrapper, tf.range(total_size), dtype)
+
+
+def _forward_over_back_hessian(f, params, use_pfor, dtype=None):
     """Rows of the Hessian of scalar f(*params), one Hessian-vector product per parameter."""
-    sizes = [int(tf.size(p)) for p in params]
-    total = sum(sizes)
-    rows = []
-    for index in range(total):
-        onehot = tf.one_hot(index, total)
-        pieces = tf.split(onehot, sizes)
-        tangents = [tf.reshape(v, tf.shape(p)) for p, v in zip(params, pieces)]
-        rows.append(_hvp(f, params, tangents))
-    return [tf.stack([r[k] for r in rows]) for k in range(len(params))]
+    return _vectorize_parameters(lambda tangents: _hvp(f, params, tangents), params,
+                                 use_pfor=use_pfor, dtype=dtype)
 
 
 def _test_gradients(f, primal, order, rtol=1e-6, atol=1e-8):
@@ -529,13 +538,17 @@ def test_hessian_1d():
     def _f(x):
         return tf.reduce_sum(x[:, None] * mat * x[None, :])
 
-    (hessian_eager,) = _forward_over_back_hessian(_f, [tf.constant(x_value)])
+    (hessian_eager,) = _forward_over_back_hessian(_f, [tf.constant(x_value)], use_pfor=False,
+                                                  dtype=[tf.float32])
     np.testing.assert_allclose(hessian_eager.numpy(), hess_value, rtol=1e-5, atol=1e-6)
-    (hessian_function,) = tf.function(_forward_over_back_hessian)(_f, [tf.constant(x_value)])
-    np.testing.assert_allclose(hessian_function.numpy(), hess_value, rtol=1e-5, atol=1e-6)
+    for use_pfor in (False, True):
+        (hessian_function,) = tf.function(_forward_over_back_hessian)(
+            _f, [tf.constant(x_value)], use_pfor=use_pfor, dtype=[tf.float32])
+        np.testing.assert_allclose(hessian_function.numpy(), hess_value, rtol=1e-5, atol=1e-6)
 
 
-def test_hessian_of_variables():
+@pytest.mark.parametrize("use_pfor", [True, False], ids=["PFor", "MapFn"])
+def test_hessian_of_variables(use_pfor):
     model = tf.keras.layers.Dense(1)
     model.build([None, 2])
 
@@ -544,7 +557,8 @@ def test_hessian_of_variables():
         target = tf.constant([[-1.], [2.]])
         return tf.reduce_sum((model(input_value) - target) ** 2.)
 
-    kernel_hess, bias_hess = _forward_over_back_hessian(_loss, [model.kernel, model.bias])
+    kernel_hess, bias_hess = _forward_over_back_hessian(
+        _loss, [model.kernel, model.bias], use_pfor=use_pfor, dtype=[tf.float32, tf.float32])
     assert kernel_hess.shape == (3, 2, 1)
     assert bias_hess.shape == (3, 1)
     full = tf.concat([tf.reshape(kernel_hess, [3, 2]), bias_hess], axis=1).numpy()

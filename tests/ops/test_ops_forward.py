@@ -368,3 +368,40 @@ def test_repeat_matches_numpy_and_its_gradient_counts_copies():
     np.testing.assert_array_equal(tape.gradient(y, t).numpy(), [[0, 1, 3], [0, 1, 3]])
     with pytest.raises(tf.errors.InvalidArgumentError, match="repeat: repeats"):
         tf.repeat(t, [1, 2], axis=1)
+
+
+def test_linalg_diag_and_diag_part():
+    v = np.array([[1.0, np.inf], [3.0, -4.0]])
+    d = tf.linalg.diag(tf.constant(v)).numpy()
+    np.testing.assert_array_equal(d, np.stack([np.diag(r) for r in v]))
+    m = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(tf.linalg.diag_part(tf.constant(m)).numpy(),
+                                  np.stack([np.diag(x) for x in m]))
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.linalg.diag(x) * tf.constant([[3.0, 5.0], [7.0, 11.0]]))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [3.0, 11.0])
+
+
+def test_map_fn_and_vectorized_map_stack_per_slice_results():
+    x = tf.constant(np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(tf.map_fn(lambda r: r * r, x).numpy(), x.numpy() ** 2)
+    total, first = tf.vectorized_map(lambda r: (tf.reduce_sum(r), r[0]), x)
+    np.testing.assert_array_equal(total.numpy(), [1.0, 5.0, 9.0])
+    np.testing.assert_array_equal(first.numpy(), [0.0, 2.0, 4.0])
+    pairs = tf.map_fn(lambda ab: ab[0] * ab[1], (x, 2.0 * x))
+    np.testing.assert_array_equal(pairs.numpy(), 2.0 * x.numpy() ** 2)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.map_fn(lambda r: tf.reduce_prod(r), x))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), x.numpy()[:, ::-1])
+
+
+def test_embedding_lookup_is_gather_with_a_dense_gradient():
+    params = tf.Variable(np.arange(8.0).reshape(4, 2))
+    with tf.GradientTape() as tape:
+        rows = tf.nn.embedding_lookup(params, [3, 0, 3])
+    np.testing.assert_array_equal(rows.numpy(), params.numpy()[[3, 0, 3]])
+    np.testing.assert_array_equal(tape.gradient(rows, params).numpy(),
+                                  [[1, 1], [0, 0], [0, 0], [2, 2]])

@@ -45,7 +45,7 @@ from .ops import linalg_ops as _linalg, nn_ops as _nn, random_ops as _random
 from .ops.registry import InvalidArgumentError, RegisterGradient
 from .clip import clip_by_global_norm, clip_by_norm, global_norm
 from .tape import GradientTape, UnconnectedGradients
-from .custom_gradient import custom_gradient
+from .custom_gradient import custom_gradient, recompute_grad
 from .forward import ForwardAccumulator
 from . import debugging
 from . import errors

@@ -137,21 +137,65 @@ def custom_gradient(f=None):
             raise TypeError(f"@custom_gradient grad_fn must accept keyword argument 'variables', "
                             f"since function {f.__name__} uses variables: "
                             f"{[v.name for v in variables]}")
-        arg_is_tensor = tuple(isinstance(a, Tensor) for a in flat_args)
-        inputs = tuple(a for a in flat_args if isinstance(a, Tensor)) + tuple(variables)
-        result = _as_tensors(result, f.__name__)
-        # Fresh tensors with the same values: the tapes see them only as outputs of grad_fn's op.
-        outputs = [alias_of(y) for y in flatten(result)]
-        ops = [_CustomOp(f.__name__, grad_fn, arg_is_tensor, variables, outputs, k, inputs)
-               for k in range(len(outputs))]
-        for acc in list(state.accumulators):
-            _push_forward(acc, ops, inputs, outputs)
-        for op, y in zip(ops, outputs):
-            if y._value.dtype.kind != "f":
-                continue
-            for tape in state.tapes:
-                tape._record(op, inputs, {}, y)
-        return pack_sequence_as(result, outputs)
+        return _attach(f.__name__, _as_tensors(result, f.__name__), grad_fn, flat_args,
+                       variables)
+
+    return wrapper
+
+
+def _attach(name, result, grad_fn, flat_args, variables):
+    """Make ``grad_fn`` the only way gradients flow from ``result`` to the tensor arguments and
+    ``variables``: every active tape records one op per output, and every accumulator gets the
+    outputs' tangents from ``grad_fn``."""
+    arg_is_tensor = tuple(isinstance(a, Tensor) for a in flat_args)
+    inputs = tuple(a for a in flat_args if isinstance(a, Tensor)) + tuple(variables)
+    # Fresh tensors with the same values: the tapes see them only as outputs of grad_fn's op.
+    outputs = [alias_of(y) for y in flatten(result)]
+    ops = [_CustomOp(name, grad_fn, arg_is_tensor, variables, outputs, k, inputs)
+           for k in range(len(outputs))]
+    for acc in list(state.accumulators):
+        _push_forward(acc, ops, inputs, outputs)
+    for op, y in zip(ops, outputs):
+        if y._value.dtype.kind != "f":
+            continue
+        for tape in state.tapes:
+            tape._record(op, inputs, {}, y)
+    return pack_sequence_as(result, outputs)
+
+
+def recompute_grad(f):
+    """Run ``f`` without keeping its intermediate results for the backward pass, which runs
+    ``f`` again (TF's ``recompute_grad``): memory for compute. Gradients, including those of
+    the trainable variables ``f`` reads and higher orders, are the same as without it."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        if not (state.tapes or state.accumulators):
+            return f(*args, **kwargs)
+        flat_args = list(flatten(list(args)))
+        tensors = [a for a in flat_args if isinstance(a, Tensor)]
+        watcher = _VariableWatcher()  # the only listener: nothing is saved for the backward pass
+        saved = state.tapes, state.accumulators
+        state.tapes, state.accumulators = [watcher], []
+        state.refresh()
+        try:
+            result = _as_tensors(f(*args, **kwargs), f.__name__)
+        finally:
+            state.tapes, state.accumulators = saved
+            state.refresh()
+        arg_ids = {id(a) for a in tensors}
+        variables = [v for _, v in sorted(watcher.variables.items()) if id(v) not in arg_ids]
+
+        def grad_fn(*dys, variables=None):
+            from .tape import GradientTape
+            sources = tensors + list(variables or ())
+            with GradientTape() as tape:
+                tape.watch(sources)
+                again = list(flatten(f(*args, **kwargs)))
+            grads = tape.gradient(again, sources, output_gradients=list(dys))
+            n = len(tensors)
+            return (grads[:n], grads[n:]) if variables else grads[:n]
+
+        return _attach(f.__name__, result, grad_fn, flat_args, variables)
 
     return wrapper
 

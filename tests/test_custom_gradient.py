@@ -283,3 +283,30 @@ def test_custom_gradient_outputs_and_gradients_may_be_python_numbers():
     g = tape.gradient(y, x)
     assert g.dtype == tf.float32 and float(g) == 2.0
     assert f(x).dtype == tf.float32  # converted without a tape too
+
+
+def test_recompute_grad_matches_plain_gradients_and_saves_nothing():
+    w = tf.Variable([[0.5, -1.0], [2.0, 0.25]], dtype=tf.float64)
+
+    def block(x):
+        return tf.reduce_sum(tf.tanh(tf.matmul(x, w)) ** 2)
+
+    checkpointed = tf.recompute_grad(block)
+    x = tf.constant([[0.3, -0.2], [1.0, 0.5]], dtype=tf.float64)
+    results = []
+    for fn in (block, checkpointed):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        results.append([y] + tape.gradient(y, [x, w]))
+    for plain, recomputed in zip(*results):
+        np.testing.assert_allclose(recomputed.numpy(), plain.numpy(), rtol=1e-12)
+    with tf.GradientTape(persistent=True) as tape:  # one record, the recomputing rule
+        tape.watch(x)
+        checkpointed(x)
+    assert [e[0].type for e in tape._entries] == ["CustomGradient"]
+    with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+        y = checkpointed(x)
+    with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc_plain:
+        y_plain = block(x)
+    np.testing.assert_allclose(float(acc.jvp(y)), float(acc_plain.jvp(y_plain)), rtol=1e-12)

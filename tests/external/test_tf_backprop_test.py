@@ -10,8 +10,9 @@ testGradientTapeWithCond/WhileLoop under v1, testNameScope), string tensors
 (testTapeGradientStringTarget and friends), GPU device placement (testGPU, testTensorCopy*),
 attribute-type internals (testGetAttrType, testMakeAttr*), IndexedSlices and SparseTensor
 (testWatchComposite, AggregateIndexedSlicesGradientsTest; gather gradients are dense in minitf),
-``tape.record_operation`` (testInvalidRecordOperationMessage), ``recompute_grad``, 3-D pooling
-(testMaxPooling3DGradient) and the memory-checker decorators.
+``tape.record_operation`` (testInvalidRecordOperationMessage), ``while_loop`` with a memory checker
+(testRecomputeGradWithNestedFunctionAndWhileLoop), 3-D pooling (testMaxPooling3DGradient) and the
+memory-checker decorators.
 """
 import functools
 

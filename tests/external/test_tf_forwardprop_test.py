@@ -7,7 +7,7 @@ helper become a Python loop over one-hot tangents.
 Left out (they need features outside minitf): TF's internal hooks (``_jvp_dispatch``,
 ``TFE_Py_RegisterJVPFunction``, ``forwardprop_util.pack_tangents``/``push_forwardprop_state``,
 ``acc._watch``, ``tape_lib.record_operation*``, ``should_record_backprop``, the global
-``tape_lib.stop_recording``), ``recompute_grad``, ``MirroredStrategy``, the function trace-cache
+``tape_lib.stop_recording``), ``MirroredStrategy``, the function trace-cache
 limit, and the weakref/pyobject leak checks.
 """
 import numpy as np
@@ -181,6 +181,14 @@ def test_custom_gradient_numpy_forward():
         return np.sin(x.numpy()), grad
 
     _test_gradients(f, f64([1., 2.]), order=3)
+
+
+def test_custom_gradient_recompute_grad():
+    @tf.recompute_grad
+    def f(x):
+        return tf.reduce_prod(tf.tanh(x) ** 2)
+
+    _test_gradients(f, f64([1.]), order=3)
 
 
 def test_exception_in_custom_gradient_not_swallowed():

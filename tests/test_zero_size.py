@@ -21,6 +21,15 @@ OPS = {
     "pad": lambda x: tf.pad(x, [[1, 1], [1, 1]]),
     "reshape_flat": lambda x: tf.reshape(x, [-1]),
     "prod": lambda x: tf.reduce_prod(x, axis=1),
+    "tensordot": lambda x: tf.tensordot(x, tf.ones((x.shape[1], 2)), 1),
+    "batched_matmul": lambda x: tf.matmul(tf.stack([x, x]), tf.ones((x.shape[1], 2))),
+    "boolean_mask": lambda x: tf.boolean_mask(x, tf.ones((x.shape[0],), tf.bool)),
+    "softmax_cross_entropy": lambda x: tf.nn.softmax_cross_entropy_with_logits(
+        labels=tf.ones_like(x), logits=x),
+    "sigmoid_cross_entropy": lambda x: tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=tf.ones_like(x), logits=x),
+    "clip_by_norm": lambda x: tf.clip_by_norm(x, 1.0),
+    "leaky_relu": tf.nn.leaky_relu,
 }
 
 

@@ -325,7 +325,7 @@ def boolean_mask(tensor, mask, axis=None, name=None):
         raise ValueError(f"boolean_mask: mask shape {ms} does not match tensor shape {ts} at "
                          f"axis {axis}")
     # As ops (not a key baked into an attribute), so a traced function replays it on new masks.
-    merged = ts[:axis] + (-1,) + ts[axis + len(ms):]
+    merged = ts[:axis] + (int(numpy.prod(ms, dtype=numpy.int64)),) + ts[axis + len(ms):]
     hits = reshape(where(reshape(mask, (-1,))), (-1,))
     return gather(reshape(tensor, merged), hits, axis=axis)
 

@@ -556,7 +556,8 @@ class _Backward:
                         in_grads = op.vjp(F, g, saved or (), out, **attrs)
                 if check:
                     _check_gradients(op, in_grads, shapes)
-                elif tensor_mode:
+                elif tensor_mode and not op.smooth and op.user_grad is None \
+                        and op.type != "CustomGradient":
                     in_grads = _keep_connected(in_grads, saved, out)
                 for k in range(n):
                     gi = in_grads[k]
@@ -596,38 +597,46 @@ def _keep_connected(in_grads, saved, out):
 
     TF's gradient ops take the forward tensors as inputs (``ReluGrad(g, y)``), so a tape watching
     those tensors sees the gradient depend on them, with a zero derivative where the rule is
-    locally constant (relu, leaky_relu, abs, max, where). Rules built from boolean masks lose
-    that link; without it the second derivative would be None instead of zeros. A listener that
-    follows a forward tensor but not the gradient gets the gradient through a ``zero_link``.
+    locally constant. The rules of minitf's piecewise-linear ops (``smooth=False``: relu,
+    leaky_relu, abs, maximum, max pooling, ...) use the forward tensors only through boolean
+    masks and lose that link: a second derivative would be None instead of zeros (a WGAN-GP
+    penalty's gradient for a bias before a leaky_relu). So each listener that follows a forward
+    tensor gets the gradient through a ``zero_link`` record.
     """
     deps = [t for t in (saved or ()) if t is not None]
     if out is not None:
         deps.append(out)
     if not deps or not (state.tapes or state.accumulators):
         return in_grads
+    tapes = [t for t in state.tapes if getattr(t, "_tracked", None) is not None]  # not watchers
     result = list(in_grads)
     for k, gi in enumerate(result):
         if gi.__class__ is not Tensor:
             continue
-        for tape in state.tapes:
-            tracked = tape._tracked
-            if gi._id in tracked:
-                continue
-            linked = [d for d in deps if d._id in tracked]
-            if not linked:
-                continue
+        links = []  # (tape, forward tensors it follows) for each tape that follows gi or them
+        for tape in tapes:
+            linked = [d for d in deps if d._id in tape._tracked]
+            if linked or gi._id in tape._tracked:
+                links.append((tape, linked))
+        new = gi
+        if any(linked for _, linked in links):
+            # One new tensor; each tape records it from gi (which that tape may know) and the
+            # forward tensors it follows, so chains of nested tapes stay connected.
             new = registry.alias_of(gi)
-            tracked.add(new._id)
-            tape._entries.append((_ZERO_LINK, (gi._id,) + tuple(d._id for d in linked),
-                                  (gi,) + tuple(linked), None, {},
-                                  (gi._value.shape,) + tuple(d._value.shape for d in linked),
-                                  new._id))
-            gi = new
+            for tape, linked in links:
+                tape._entries.append((_ZERO_LINK, (gi._id,) + tuple(d._id for d in linked),
+                                      (gi,) + tuple(linked), None, {},
+                                      (gi._value.shape,) + tuple(d._value.shape for d in linked),
+                                      new._id))
+                tape._tracked.add(new._id)
         for acc in state.accumulators:
             tangents = acc._tangents
-            if gi._id not in tangents and any(d._id in tangents for d in deps):
-                tangents[gi._id] = registry.TENSOR.zeros_like(gi)
-        result[k] = gi
+            tangent = tangents.get(gi._id)
+            if tangent is None and any(d._id in tangents for d in deps):
+                tangent = registry.TENSOR.zeros_like(gi)
+            if tangent is not None:
+                tangents[new._id] = tangent
+        result[k] = new
     return result
 
 

@@ -68,3 +68,34 @@ def test_forward_over_back_through_relu_is_zero_not_none():
             y = tf.reduce_sum(tf.nn.relu(x))
         g = tape.gradient(y, x)
     np.testing.assert_array_equal(acc.jvp(g).numpy(), [0.0, 0.0])
+
+
+def test_jacobians_of_a_gradient_through_relu():
+    x = tf.constant([[1., -2.], [3., -4.], [0.5, 0.25]])
+    for use_pfor in (True, False):
+        with tf.GradientTape(persistent=True) as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = tf.reduce_sum(tf.nn.relu(x) * tf.constant([2., 3.]) + x * x)
+            g = inner.gradient(y, x)
+        jac = outer.jacobian(g, x, experimental_use_pfor=use_pfor)
+        np.testing.assert_array_equal(jac.numpy().reshape(6, 6), 2 * np.eye(6))
+        batch = outer.batch_jacobian(g, x, experimental_use_pfor=use_pfor)
+        np.testing.assert_array_equal(batch.numpy(), np.stack([2 * np.eye(2)] * 3))
+
+
+def test_third_derivative_through_nested_tapes():
+    x = tf.constant(-0.5, tf.float64)
+    with tf.GradientTape() as t3:
+        t3.watch(x)
+        with tf.GradientTape() as t2:
+            t2.watch(x)
+            with tf.GradientTape() as t1:
+                t1.watch(x)
+                y = tf.nn.elu(x)
+            g1 = t1.gradient(y, x)
+        g2 = t2.gradient(g1, x)
+    g3 = t3.gradient(g2, x)
+    for g in (g1, g2, g3):  # elu(x) = exp(x) - 1 for x < 0
+        np.testing.assert_allclose(float(g), np.exp(-0.5), rtol=1e-12)

@@ -453,7 +453,8 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     if axis is None:
         x, axis = reshape(x, [-1]), 0
     axis = int(axis) % max(x.ndim, 1)
-    counts = numpy.asarray(B.to_numpy(repeats._value) if isinstance(repeats, Tensor) else repeats)
+    # Tensor.numpy(): inside a function trace a traced count raises instead of being baked in.
+    counts = numpy.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
     n = x._value.shape[axis]
     if counts.ndim > 1 or (counts.ndim == 1 and counts.size not in (1, n)) or (counts < 0).any():
         raise InvalidArgumentError(

@@ -169,3 +169,9 @@ def test_shape_errors_in_ops_are_invalid_argument_errors(bad):
         bad()
     assert isinstance(e.value, ValueError)
     assert str(e.value)  # our message, naming the op and the shapes, stays inside
+
+
+def test_an_op_that_cannot_allocate_raises_resource_exhausted():
+    with pytest.raises(tf.errors.ResourceExhaustedError, match=r"tile: out of memory .*\(1,\)"):
+        tf.tile(tf.ones((1,)), [10 ** 13])
+    assert issubclass(tf.errors.ResourceExhaustedError, MemoryError)

@@ -195,6 +195,8 @@ def apply(op, inputs, attrs):
         out = op.forward(*[t._value for t in inputs], **attrs)
     except (ValueError, TypeError, IndexError) as exc:
         raise _input_error(op, inputs, attrs, exc) from None
+    except MemoryError as exc:
+        raise _out_of_memory(op, inputs, exc) from None
     except RuntimeWarning:
         out = _quiet(op.forward, [t._value for t in inputs], attrs)
     y = _new(out)
@@ -209,6 +211,8 @@ def apply1(op, x):
         out = op.forward(x._value)
     except (ValueError, TypeError) as exc:
         raise _input_error(op, (x,), {}, exc) from None
+    except MemoryError as exc:
+        raise _out_of_memory(op, (x,), exc) from None
     except RuntimeWarning:
         out = _quiet(op.forward, [x._value], _EMPTY)
     y = _tensor_new(Tensor)  # _new(out), inlined: this is the operators' hot path
@@ -225,6 +229,8 @@ def apply2(op, a, b):
         out = op.forward(a._value, b._value)
     except (ValueError, TypeError) as exc:
         raise _input_error(op, (a, b), {}, exc) from None
+    except MemoryError as exc:
+        raise _out_of_memory(op, (a, b), exc) from None
     except RuntimeWarning:
         out = _quiet(op.forward, [a._value, b._value], _EMPTY)
     y = _tensor_new(Tensor)  # _new(out), inlined
@@ -312,6 +318,14 @@ def _check_numerics(op, inputs, y):
         raise InvalidArgumentError(
             f"check_numerics: op {op.name!r} produced {kind} (input shapes {shapes}; "
             f"output shape {tuple(y._value.shape)}) at {caller_line()}")
+
+
+def _out_of_memory(op, inputs, exc):
+    """TF raises ResourceExhaustedError (here also a MemoryError) when an op cannot allocate."""
+    from ..errors import ResourceExhaustedError
+    shapes = " and ".join(f"{tuple(t._value.shape)} {t._value.dtype}" for t in inputs)
+    return ResourceExhaustedError(f"{op.name}: out of memory computing the op on inputs of "
+                                  f"shapes {shapes}: {exc}", op=op.name)
 
 
 def _input_error(op, inputs, attrs, exc):

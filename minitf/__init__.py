@@ -48,6 +48,10 @@ from .custom_gradient import custom_gradient
 from .forward import ForwardAccumulator
 from . import debugging
 from .function import Function, TraceError, function
+from .function import ConcreteFunction, EagerFallbackWarning
+from .tensor_spec import TensorSpec
+from .tensor_array import TensorArray
+from .printing import print_ as print  # noqa: A004 - TF's name
 from . import nest
 
 newaxis = None

@@ -11,9 +11,12 @@ released right after its last use. Ops with an ``out_forward`` kernel write into
 once per trace (element-wise ops in place on inputs that die there), so a replay barely
 allocates; see ``_plan_memory`` and docs/design.md.
 
-Python side effects (printing, appending to a list, reading a global) run at trace time only. A
-Python decision on a traced tensor's value (``if loss > 0``, ``float(t)``, ``t.numpy()``) cannot be
-replayed: it raises ``TraceError`` naming the line, during tracing.
+Python side effects (printing, appending to a list, reading a global) run at trace time only;
+``minitf.print`` prints on every call. A Python decision on a traced tensor's value
+(``if loss > 0``, ``int(t)``, ``for i in tf.range(t)``) cannot be replayed: that signature then
+runs eagerly (its first call is the trace, which ran for real), with one
+``EagerFallbackWarning``. ``t.numpy()`` on a traced tensor raises ``TraceError``. Under an
+active GradientTape or ForwardAccumulator a call runs eagerly too, so they record its ops.
 
     @minitf.function
     def train_step(x, y):
@@ -24,15 +27,18 @@ replayed: it raises ``TraceError`` naming the line, during tracing.
         return loss
 """
 import functools
+import inspect
 import logging
 import threading
-
+import warnings
 
 from . import backend as B
 from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops.registry import caller_line
 from .tensor import Tensor, Variable
+from .tensor_spec import (InputSignatureError, TensorSpec, conform_to_signature, generalize,
+                          key_matches, signature_key, spec_of)
 
 logger = logging.getLogger("minitf")
 
@@ -43,24 +49,52 @@ class TraceError(TypeError):
     """Raised when a traced function does something a replay could not reproduce."""
 
 
+class EagerFallbackWarning(UserWarning):
+    """A ``minitf.function`` runs a signature eagerly: its trace depended on a tensor's value
+    (a Python ``if``/``while`` on a tensor, ``int(t)``, ``for i in tf.range(t)``)."""
+
+
+_EAGER = "eager"   # the plan of a signature whose calls run the Python function eagerly
+
+
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
              reduce_retracing=False, experimental_relax_shapes=None, **unused):
     """Compile ``func`` by tracing (TF's ``tf.function``); usable as ``@function`` or
     ``function(fn)``. One trace per input signature: tensors and arrays by shape and dtype,
-    other Python values by value (or identity when unhashable)."""
+    other Python values by value (or identity when unhashable).
+
+    ``input_signature``: a list of ``TensorSpec`` the arguments must match (None dimensions
+    match any size). ``reduce_retracing`` (or ``experimental_relax_shapes``): count shapes that
+    differ from an earlier trace's as one relaxed trace. ``autograph``/``jit_compile`` are
+    accepted; control flow on tensor values runs eagerly (see ``EagerFallbackWarning``).
+    """
+    options = {"input_signature": input_signature,
+               "reduce_retracing": bool(reduce_retracing or experimental_relax_shapes)}
     if func is None:
-        return lambda f: Function(f)
-    return Function(func)
+        return lambda f: Function(f, **options)
+    return Function(func, **options)
 
 
 class Function:
     """A traced callable; see ``function``."""
 
-    def __init__(self, func):
+    def __init__(self, func, input_signature=None, reduce_retracing=False):
         self._func = func
-        self._plans = {}
+        self._input_signature = None if input_signature is None else tuple(input_signature)
+        self._reduce_retracing = reduce_retracing
+        self._plans = {}          # concrete key -> _Plan, or _EAGER
+        self._traced_keys = []    # the (possibly relaxed) signatures TF would count as traces
+        self._warned = False
         self.trace_count = 0
         functools.update_wrapper(self, func)
+
+    @property
+    def python_function(self):
+        return self._func
+
+    @property
+    def input_signature(self):
+        return self._input_signature
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -68,7 +102,8 @@ class Function:
         # One Function per bound instance, so each object keeps its own traces.
         bound = instance.__dict__.get(self._bound_name())
         if bound is None:
-            bound = Function(self._func.__get__(instance, owner))
+            bound = Function(self._func.__get__(instance, owner), self._input_signature,
+                             self._reduce_retracing)
             try:
                 instance.__dict__[self._bound_name()] = bound
             except (AttributeError, TypeError):
@@ -79,22 +114,46 @@ class Function:
         return f"__minitf_function_{self._func.__name__}_{id(self)}"
 
     def __call__(self, *args, **kwargs):
+        if self._input_signature is not None:
+            args, kwargs = conform_to_signature(self._func, self._input_signature, args,
+                                                kwargs), {}
         if state.tracer is not None:  # called while another function traces: inline it
             return self._func(*args, **kwargs)
+        if state.tapes or state.accumulators:
+            # A replay is invisible to tapes: run the Python body so they record its ops.
+            return _eager_outputs(self._func(*args, **kwargs))
         leaves = list(flatten([list(args), kwargs]))
         key = _signature(leaves)
         plan = self._plans.get(key)
         if plan is None:
             return self._trace(key, args, kwargs, leaves)
+        if plan is _EAGER:
+            return _eager_outputs(self._func(*args, **kwargs))
         return plan.run([leaves[i] for i in plan.arg_positions])
 
-    def _trace(self, key, args, kwargs, leaves):
+    def _count_trace(self, key):
+        """Count a trace for ``key`` the way TF does: a call that an earlier (relaxed)
+        signature covers is no new trace, even where minitf plans each concrete shape."""
+        if self._input_signature is not None:
+            key = signature_key(self._input_signature)
+        if any(key_matches(key, known) for known in self._traced_keys):
+            return
+        if self._reduce_retracing:
+            for known in self._traced_keys:
+                relaxed = generalize(key, known)
+                if relaxed is not None:
+                    key = relaxed
+                    break
+        self._traced_keys.append(key)
         self.trace_count += 1
         if self.trace_count > RETRACE_WARNING_THRESHOLD:
             logger.warning("%d traces of function %s: tracing is expensive; retracing comes "
                            "from new input shapes/dtypes or new Python argument values (pass "
                            "tensors instead of Python numbers that change every call)",
                            self.trace_count, getattr(self._func, "__qualname__", self._func))
+
+    def _trace(self, key, args, kwargs, leaves):
+        self._count_trace(key)
         tracer = _Tracer()
         positions, placeholders = [], []
         new_leaves = list(leaves)
@@ -117,10 +176,36 @@ class Function:
         finally:
             state.tracer = None
             state.refresh()
-        plan = tracer.build(result, positions)
-        self._plans[key] = plan
+        result = _python_numbers_as_tensors(result)
+        if tracer.value_dependence is not None:
+            # The trace ran for real, so its result is right; later calls run eagerly.
+            self._plans[key] = _EAGER
+            self._warn_eager(tracer.value_dependence)
+        else:
+            self._plans[key] = tracer.build(result, positions)
         return pack_sequence_as(result, [Tensor(leaf._value.copy()) if isinstance(leaf, Variable)
                                          else leaf for leaf in flatten(result)])
+
+    def _warn_eager(self, reason):
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(
+            f"minitf.function {getattr(self._func, '__qualname__', self._func)} runs eagerly "
+            f"for these argument types: the traced code depends on a tensor's value ({reason}), "
+            f"which a replay cannot follow. Results stay exact, but the Python body (and its "
+            f"side effects) runs on every call. To trace it, compute with tensor ops instead "
+            f"(tf.where, tf.maximum), or decide in Python outside the function.",
+            EagerFallbackWarning, stacklevel=4)
+
+    def get_concrete_function(self, *args, **kwargs):
+        """A ``ConcreteFunction`` for these arguments (tensors or ``TensorSpec``s; Python values
+        are fixed). It counts as a trace; the plan itself is traced on its first call."""
+        if not args and not kwargs and self._input_signature is not None:
+            args = self._input_signature
+        concrete = ConcreteFunction(self, args, kwargs)
+        self._count_trace(concrete.key)
+        return concrete
 
     def experimental_get_tracing_count(self):
         return self.trace_count
@@ -128,7 +213,115 @@ class Function:
     def resident_bytes(self):
         """Bytes of the buffers this function's traces keep between calls (the planned
         intermediates every replay writes into)."""
-        return sum(plan.resident_bytes for plan in self._plans.values())
+        return sum(plan.resident_bytes for plan in self._plans.values() if plan is not _EAGER)
+
+
+class ConcreteFunction:
+    """One signature of a ``Function`` (``Function.get_concrete_function``): called with the
+    tensor arguments only; Python arguments keep the values it was made with."""
+
+    def __init__(self, function, args, kwargs):
+        self._function = function
+        self._signature = inspect.signature(function.python_function)
+        bound = self._signature.bind(*args, **kwargs)
+        self._values = dict(bound.arguments)
+        self._tensor_params = [name for name, value in self._values.items()
+                               if any(_is_spec_like(v) for v in flatten(value))]
+        self._specs = {name: [spec_of(v) if _is_spec_like(v) else v
+                              for v in flatten(self._values[name])]
+                       for name in self._tensor_params}
+        self.key = _signature(list(flatten([[self._specs.get(n, v) for n, v in
+                                             self._values.items()], {}])))
+
+    @property
+    def structured_input_signature(self):
+        args = tuple(self._specs_structure(name) for name in self._values)
+        return args, {}
+
+    def _specs_structure(self, name):
+        if name not in self._specs:
+            return self._values[name]
+        return pack_sequence_as(self._values[name], self._specs[name])
+
+    def __call__(self, *args, **kwargs):
+        name = getattr(self._function.python_function, "__qualname__", "function")
+        if len(args) > len(self._tensor_params):
+            raise TypeError(f"{name}: this concrete function takes {len(self._tensor_params)} "
+                            f"tensor argument(s) ({', '.join(self._tensor_params)}), got "
+                            f"{len(args)}")
+        values = dict(self._values)
+        values.update(zip(self._tensor_params, args))
+        for key, value in kwargs.items():
+            if key in self._tensor_params:
+                values[key] = value
+            elif key in values:
+                if not _same_python_value(values[key], value):
+                    raise TypeError(f"{name}: argument {key}={value!r:.60} differs from the "
+                                    f"value {values[key]!r:.60} this concrete function was "
+                                    f"made with")
+            else:
+                raise TypeError(f"{name}: unexpected argument {key!r}")
+        for param in self._tensor_params:
+            leaves = list(flatten(values[param]))
+            specs = self._specs[param]
+            if len(leaves) != len(specs):
+                raise InputSignatureError(f"{name}: {param} does not have the structure of "
+                                          f"{self._specs_structure(param)}")
+            for leaf, spec in zip(leaves, specs):
+                if isinstance(spec, Variable):
+                    ok = leaf is spec
+                else:
+                    ok = (isinstance(leaf, Tensor) or B.is_array(leaf)) \
+                        and spec.is_compatible_with(leaf)
+                if not ok:
+                    raise InputSignatureError(
+                        f"{name}: {param}={leaf!r:.80} does not match the concrete "
+                        f"function's signature {spec}")
+        bound = self._signature.bind_partial()
+        bound.arguments.update(values)
+        return self._function(*bound.args, **bound.kwargs)
+
+    def __repr__(self):
+        args, _ = self.structured_input_signature
+        params = ", ".join(f"{n}={a!r}" for n, a in zip(self._values, args))
+        return f"ConcreteFunction {self._function.__name__}({params})"
+
+
+def _is_spec_like(value):
+    return isinstance(value, (Tensor, TensorSpec)) or B.is_array(value)
+
+
+def _same_python_value(a, b):
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # noqa: BLE001 - values without a plain equality compare by identity
+        return a is b
+
+
+def _python_numbers_as_tensors(result):
+    """TF returns Python numbers from a function as tensors (constants of the trace)."""
+    from .ops.convert import convert_to_tensor
+    leaves = list(flatten(result))
+    if not any(isinstance(x, (bool, int, float)) or _is_numpy_scalar(x) for x in leaves):
+        return result
+    return pack_sequence_as(result, [convert_to_tensor(x) if isinstance(x, (bool, int, float))
+                                     or _is_numpy_scalar(x) else x for x in leaves])
+
+
+def _is_numpy_scalar(x):
+    import numpy
+    return isinstance(x, numpy.generic)
+
+
+def _eager_outputs(result):
+    """Outputs of an eager call shaped like a replay's: variables read (recorded, so a tape
+    sees the read), Python numbers as tensors."""
+    result = _python_numbers_as_tensors(result)
+    leaves = list(flatten(result))
+    if not any(isinstance(x, Variable) for x in leaves):
+        return result
+    return pack_sequence_as(result, [x.read_value() if isinstance(x, Variable) else x
+                                     for x in leaves])
 
 
 def _is_tensor_arg(value):
@@ -153,6 +346,8 @@ def _signature(leaves):
             parts.append(("t", leaf._value.shape, leaf._value.dtype))
         elif B.is_array(leaf):
             parts.append(("t", leaf.shape, leaf.dtype))
+        elif isinstance(leaf, TensorSpec):
+            parts.append(leaf.key_part())
         else:
             try:
                 hash(leaf)
@@ -173,6 +368,8 @@ class _Tracer:
         self.steps = []           # (kind, fn, input slots, attrs, output slot or None)
         self._keep = []           # objects whose ids must stay unique during the trace
         self._const_slots = {}
+        self.value_shaped = set()  # slots whose shape depends on input values, not shapes
+        self.value_dependence = None  # the first Python use of a traced value, if any
 
     # --- slots ---------------------------------------------------------------------------------
     def _new_slot(self, array, kind):
@@ -207,6 +404,15 @@ class _Tracer:
                          f"function, or return the tensor and inspect it after the call "
                          f"(at {caller_line()})")
 
+    def value_read(self, what):
+        """Python code used a traced value: the trace holds only the branch it took."""
+        if self.value_dependence is None:
+            self.value_dependence = f"{what} at {caller_line()}"
+
+    def has_value_dependent_shape(self, t):
+        slot = self.slot_of.get(t._id)
+        return slot in self.value_shaped and self.kind[slot] != "const"
+
     # --- hooks called by the runtime -----------------------------------------------------------
     def record_op(self, op, inputs, attrs, y):
         ins = tuple(self._ref(t) for t in inputs)
@@ -214,6 +420,8 @@ class _Tracer:
         self.slot_of[y._id] = out
         self._keep.append(y)
         self.steps.append(("op", op, ins, attrs, out))
+        if op.name in _VALUE_SHAPED_OPS or any(i in self.value_shaped for i in ins):
+            self.value_shaped.add(out)
         if not ins or any(self.kind[i] != "const" for i in ins):
             return
         # Constant folding: every input is a constant, so the trace-time value is the value.
@@ -242,6 +450,9 @@ class _Tracer:
                 out_refs.append(("py", leaf))
         return _Plan(self, result, out_refs, arg_positions)
 
+
+# Ops whose output shape depends on their input values (``tf.where(mask)``).
+_VALUE_SHAPED_OPS = frozenset({"where_indices"})
 
 _XP_ASSIGN = {"assign": lambda dst, src: B.xp.copyto(dst, src),
               "assign_add": lambda dst, src: B.xp.add(dst, src, out=dst),

@@ -115,8 +115,8 @@ def test_variable_reads_see_current_values():
     assert float(f(tf.constant(3.0))) == 15.0
 
 
-@pytest.mark.parametrize("body", ["if", "float", "numpy"])
-def test_untraceable_value_dependence_is_an_error_naming_the_line(body):
+@pytest.mark.parametrize("body", ["if", "float"])
+def test_value_dependence_runs_eagerly_with_one_warning_naming_the_line(body):
     @tf.function
     def f(x):
         y = x * 2.0
@@ -124,9 +124,23 @@ def test_untraceable_value_dependence_is_an_error_naming_the_line(body):
             if y > 0:  # noqa: this line is reported
                 return y
             return -y
-        if body == "float":
-            return float(y)
-        return y.numpy()
+        return float(y) + 1.0
+
+    with pytest.warns(tf.EagerFallbackWarning, match="test_function.py"):
+        first = f(tf.constant(1.0))
+    # Later calls (no second warning) take the branch their own values select.
+    second, third = f(tf.constant(-3.0)), f(tf.constant(4.0))
+    if body == "if":
+        assert [float(first), float(second), float(third)] == [2.0, 6.0, 8.0]
+    else:
+        assert [float(first), float(second), float(third)] == [3.0, -5.0, 9.0]
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_numpy_of_a_traced_tensor_is_an_error_naming_the_line():
+    @tf.function
+    def f(x):
+        return (x * 2.0).numpy()
 
     with pytest.raises(tf.TraceError, match="test_function.py"):
         f(tf.constant(1.0))

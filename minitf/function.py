@@ -81,6 +81,7 @@ class Function:
     def __init__(self, func, input_signature=None, reduce_retracing=False):
         self._func = func
         self._input_signature = None if input_signature is None else tuple(input_signature)
+        self._py_signature = None if input_signature is None else _py_signature(func)
         self._reduce_retracing = reduce_retracing
         self._plans = {}          # concrete key -> _Plan, or _EAGER
         self._traced_keys = []    # the (possibly relaxed) signatures TF would count as traces
@@ -116,7 +117,7 @@ class Function:
     def __call__(self, *args, **kwargs):
         if self._input_signature is not None:
             args, kwargs = conform_to_signature(self._func, self._input_signature, args,
-                                                kwargs), {}
+                                                kwargs, self._py_signature), {}
         if state.tracer is not None:  # called while another function traces: inline it
             return self._func(*args, **kwargs)
         if state.tapes or state.accumulators:
@@ -285,6 +286,13 @@ class ConcreteFunction:
         args, _ = self.structured_input_signature
         params = ", ".join(f"{n}={a!r}" for n, a in zip(self._values, args))
         return f"ConcreteFunction {self._function.__name__}({params})"
+
+
+def _py_signature(func):
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError):   # some builtins and C callables have none
+        return None
 
 
 def _is_spec_like(value):

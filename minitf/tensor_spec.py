@@ -111,16 +111,27 @@ def signature_key(input_signature):
     return tuple(spec.key_part() for spec in flatten(list(input_signature)))
 
 
-def conform_to_signature(func, input_signature, args, kwargs):
+def conform_to_signature(func, input_signature, args, kwargs, py_signature=None):
     """The positional arguments for ``func`` as ``input_signature`` describes them: Python
     numbers, lists and arrays converted to tensors of the spec's dtype. Raises
-    ``InputSignatureError`` for arguments that do not fit."""
+    ``InputSignatureError`` for arguments that do not fit. ``py_signature``: ``func``'s
+    ``inspect.signature``, when the caller keeps it."""
     from .ops.convert import convert_to_tensor
     name = getattr(func, "__qualname__", repr(func))
     signature = list(input_signature)
     try:
-        bound = inspect.signature(func).bind(*args, **kwargs)
-        params = list(bound.arguments.items())
+        py_signature = py_signature or inspect.signature(func)
+        bound = py_signature.bind(*args, **kwargs)
+        params = []
+        for param, value in bound.arguments.items():
+            kind = py_signature.parameters[param].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                params.extend((f"{param}[{i}]", v) for i, v in enumerate(value))
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                raise TypeError(f"keyword arguments {sorted(value)} are not in the "
+                                f"input_signature")
+            else:
+                params.append((param, value))
     except (TypeError, ValueError) as exc:
         if kwargs:
             raise InputSignatureError(f"function {name}: {exc}") from None
@@ -131,7 +142,10 @@ def conform_to_signature(func, input_signature, args, kwargs):
             f"{signature}, got {len(params)}")
     out = []
     for (param, value), spec in zip(params, signature):
-        specs, values = list(flatten(spec)), list(flatten(value))
+        if isinstance(spec, TensorSpec):   # a nested list is one tensor's value here
+            specs, values = [spec], [value]
+        else:
+            specs, values = list(flatten(spec)), list(flatten(value))
         if len(specs) != len(values) or not all(isinstance(s, TensorSpec) for s in specs):
             raise InputSignatureError(f"function {name}: {param}={value!r:.80} does not have "
                                       f"the structure of its input_signature entry {spec}")

@@ -1,5 +1,6 @@
 """minitf.function: traced replay equals eager, retracing, untraceable code detected."""
 import logging
+import sys
 
 import numpy as np
 import pytest
@@ -395,3 +396,84 @@ def test_a_call_while_the_plan_is_in_use_runs_without_its_buffers():
     for t in threads:
         t.join()
     assert results == [expected] * 100
+
+
+def test_gradients_of_a_traced_function_with_a_tape_outside_and_inside():
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(tf.gather(x, [0, 2, 2]) ** 2)
+
+    x = tf.constant([1.0, 2.0, 3.0])
+    f(x)   # traced without a tape; a taped call runs the body so the tape records it
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 0.0, 12.0])
+    with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0, 1.0])) as acc:
+        y = f(x)
+    assert float(acc.jvp(y)) == 2.0 + 2 * 2 * 3.0
+
+    @tf.function
+    def grad_inside(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.gather(x, [0, 2, 2]) ** 2)
+        return tape.gradient(y, x)
+
+    np.testing.assert_array_equal(grad_inside(x).numpy(), [2.0, 0.0, 12.0])
+    np.testing.assert_array_equal(grad_inside(2 * x).numpy(), [4.0, 0.0, 24.0])
+    assert f.trace_count == 1 and grad_inside.trace_count == 1
+
+
+def test_input_signature_converts_python_values_and_checks_arity():
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+    def total(x):
+        return tf.reduce_sum(x)
+
+    assert float(total([[1, 2], [3, 4]])) == 10.0
+    assert float(total(x=np.ones((3, 2), np.float32))) == 6.0
+    with pytest.raises(TypeError, match="1 argument"):
+        total(tf.ones((1, 2)), tf.ones((1, 2)))
+    with pytest.raises(ValueError, match=r"shape \(2, 3\)"):
+        total(tf.ones((2, 3)))
+    assert total.experimental_get_tracing_count() == 1
+    assert repr(tf.TensorSpec([None, 2], tf.float32)) == \
+        "TensorSpec(shape=(None, 2), dtype=tf.float32, name=None)"
+    assert tf.TensorSpec([None, 2]).is_compatible_with(tf.ones((5, 2)))
+    assert not tf.TensorSpec([None, 2]).is_compatible_with(tf.ones((5, 3)))
+
+
+def test_iterating_a_value_shaped_tensor_runs_eagerly():
+    @tf.function
+    def count_positive(x):
+        n = tf.constant(0)
+        for _ in tf.boolean_mask(x, x > 0):
+            n += 1
+        return n
+
+    with pytest.warns(tf.EagerFallbackWarning, match="iteration"):
+        assert int(count_positive(tf.constant([1.0, -1.0, 2.0]))) == 2
+    assert int(count_positive(tf.constant([1.0, 3.0, 2.0]))) == 3
+
+
+def test_print_formats_like_tf_and_prints_on_every_replay(capsys):
+    @tf.function
+    def show(x):
+        tf.print("x:", x, [1, 2], output_stream=sys.stdout)
+        return x
+
+    show(tf.constant([0.5, 1.0]))
+    show(tf.constant([0.1, 2.0]))
+    assert capsys.readouterr().out.splitlines() == ["x: [0.5 1] [1, 2]", "x: [0.1 2] [1, 2]"]
+    tf.print(tf.range(10), tf.constant([[1, 2], [3, 4]]), tf.constant(1 / 3))
+    assert capsys.readouterr().err == "[0 1 2 ... 7 8 9] [[1 2]\n [3 4]] 0.333333343\n"
+
+
+def test_tensor_array_reports_bad_indices():
+    ta = tf.TensorArray(tf.float32, size=2).write(0, 1.0)
+    with pytest.raises(ValueError, match=r"indices \[1\] have not been written"):
+        ta.stack()
+    with pytest.raises(IndexError, match="out of range"):
+        ta.write(5, 1.0)
+    grown = tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(0, 1.0).write(1, 2.0)
+    np.testing.assert_array_equal(grown.stack().numpy(), [1.0, 2.0])

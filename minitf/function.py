@@ -12,11 +12,14 @@ once per trace (element-wise ops in place on inputs that die there), so a replay
 allocates; see ``_plan_memory`` and docs/design.md.
 
 Python side effects (printing, appending to a list, reading a global) run at trace time only;
-``minitf.print`` prints on every call. A Python decision on a traced tensor's value
-(``if loss > 0``, ``int(t)``, ``for i in tf.range(t)``) cannot be replayed: that signature then
-runs eagerly (its first call is the trace, which ran for real), with one
+``minitf.print`` prints on every call. Python control flow on a traced tensor's value
+(``if loss > 0``, ``while tf.reduce_sum(x) > 1``, ``int(t)``, ``for i in tf.range(t)``) traces
+the path the tracing call takes, with a guard step where the value was read: a replay whose
+values would decide differently stops at the guard, before any effect, and the call replays
+(or traces) the plan of its own path. A signature with more than ``MAX_PATHS_PER_SIGNATURE``
+paths, or whose guards cannot run before its effects, runs eagerly instead, with one
 ``EagerFallbackWarning``. ``t.numpy()`` on a traced tensor raises ``TraceError``. Under an
-active GradientTape or ForwardAccumulator a call runs eagerly too, so they record its ops.
+active GradientTape or ForwardAccumulator a call runs eagerly, so they record its ops.
 
     @minitf.function
     def train_step(x, y):
@@ -43,6 +46,9 @@ from .tensor_spec import (InputSignatureError, TensorSpec, conform_to_signature,
 logger = logging.getLogger("minitf")
 
 RETRACE_WARNING_THRESHOLD = 5
+# Paths through Python control flow on tensor values traced per signature before it runs
+# eagerly instead (a loop whose trip count changes every call would otherwise trace forever).
+MAX_PATHS_PER_SIGNATURE = 4
 
 
 class TraceError(TypeError):
@@ -83,7 +89,8 @@ class Function:
         self._input_signature = None if input_signature is None else tuple(input_signature)
         self._py_signature = None if input_signature is None else _py_signature(func)
         self._reduce_retracing = reduce_retracing
-        self._plans = {}          # concrete key -> _Plan, or _EAGER
+        self._plans = {}          # concrete key -> _Plan (the path last taken), or _EAGER
+        self._paths = {}          # concrete key -> the plans of each path taken, when several
         self._traced_keys = []    # the (possibly relaxed) signatures TF would count as traces
         self._warned = False
         self.trace_count = 0
@@ -130,7 +137,32 @@ class Function:
             return self._trace(key, args, kwargs, leaves)
         if plan is _EAGER:
             return _eager_outputs(self._func(*args, **kwargs))
-        return plan.run([leaves[i] for i in plan.arg_positions])
+        try:
+            return plan.run([leaves[i] for i in plan.arg_positions])
+        except _GuardFailed:
+            return self._other_path(key, args, kwargs, leaves)
+
+    def _other_path(self, key, args, kwargs, leaves):
+        """This call's values take another path through the Python control flow on tensor
+        values than the plan it tried: replay the plan of that path, or trace it."""
+        tried = self._plans[key]
+        paths = self._paths.setdefault(key, [tried])
+        for plan in paths:
+            if plan is tried:
+                continue
+            try:
+                result = plan.run([leaves[i] for i in plan.arg_positions])
+            except _GuardFailed:
+                continue
+            self._plans[key] = plan
+            return result
+        if len(paths) >= MAX_PATHS_PER_SIGNATURE:
+            self._plans[key] = _EAGER
+            self._paths.pop(key)
+            self._warn_eager(f"more than {MAX_PATHS_PER_SIGNATURE} different paths through "
+                             f"it, the last decided by {tried.guard_reason}")
+            return _eager_outputs(self._func(*args, **kwargs))
+        return self._trace(key, args, kwargs, leaves)
 
     def _count_trace(self, key):
         """Count a trace for ``key`` the way TF does: a call that an earlier (relaxed)
@@ -178,12 +210,17 @@ class Function:
             state.tracer = None
             state.refresh()
         result = _python_numbers_as_tensors(result)
-        if tracer.value_dependence is not None:
+        plan = tracer.build(result, positions)
+        if plan is None:
             # The trace ran for real, so its result is right; later calls run eagerly.
             self._plans[key] = _EAGER
-            self._warn_eager(tracer.value_dependence)
+            self._paths.pop(key, None)
+            self._warn_eager(f"{tracer.value_dependence}, after the function changed state")
         else:
-            self._plans[key] = tracer.build(result, positions)
+            plan.guard_reason = tracer.value_dependence
+            self._plans[key] = plan
+            if key in self._paths:
+                self._paths[key].append(plan)
         return pack_sequence_as(result, [Tensor(leaf._value.copy()) if isinstance(leaf, Variable)
                                          else leaf for leaf in flatten(result)])
 
@@ -193,10 +230,10 @@ class Function:
         self._warned = True
         warnings.warn(
             f"minitf.function {getattr(self._func, '__qualname__', self._func)} runs eagerly "
-            f"for these argument types: the traced code depends on a tensor's value ({reason}), "
-            f"which a replay cannot follow. Results stay exact, but the Python body (and its "
-            f"side effects) runs on every call. To trace it, compute with tensor ops instead "
-            f"(tf.where, tf.maximum), or decide in Python outside the function.",
+            f"for these argument types: Python control flow depends on tensor values "
+            f"({reason}) in a way traced paths cannot cover. Results stay exact, but the Python "
+            f"body (and its side effects) runs on every call. To keep it traced, compute with "
+            f"tensor ops (tf.where, tf.maximum), or decide in Python outside the function.",
             EagerFallbackWarning, stacklevel=4)
 
     def get_concrete_function(self, *args, **kwargs):
@@ -214,7 +251,9 @@ class Function:
     def resident_bytes(self):
         """Bytes of the buffers this function's traces keep between calls (the planned
         intermediates every replay writes into)."""
-        return sum(plan.resident_bytes for plan in self._plans.values() if plan is not _EAGER)
+        plans = {id(p): p for p in self._plans.values() if p is not _EAGER}
+        plans.update((id(p), p) for paths in self._paths.values() for p in paths)
+        return sum(plan.resident_bytes for plan in plans.values())
 
 
 class ConcreteFunction:
@@ -412,10 +451,17 @@ class _Tracer:
                          f"function, or return the tensor and inspect it after the call "
                          f"(at {caller_line()})")
 
-    def value_read(self, what):
-        """Python code used a traced value: the trace holds only the branch it took."""
+    def value_read(self, t, what, kind):
+        """Python code used a traced value (``kind`` "value") or a value-dependent shape
+        ("shape"): the trace holds only the path it took, so a guard step checks, on every
+        replay, that the call takes the same path."""
+        slot = self._ref(t)
+        value = self.values[slot]
+        expected = tuple(value.shape) if kind == "shape" else B.to_numpy(value).copy()
+        where = f"{what} at {caller_line()}"
+        self.steps.append(("guard", _Guard(kind, expected, where), (slot,), None, None))
         if self.value_dependence is None:
-            self.value_dependence = f"{what} at {caller_line()}"
+            self.value_dependence = where
 
     def has_value_dependent_shape(self, t):
         slot = self.slot_of.get(t._id)
@@ -447,6 +493,12 @@ class _Tracer:
 
     # --- plan ----------------------------------------------------------------------------------
     def build(self, result, arg_positions):
+        """The plan, or None when a guard cannot run before the trace's effects (a replay
+        must be abandoned without having changed any state)."""
+        steps = _guards_first(self.steps, self.kind)
+        if steps is None:
+            return None
+        self.steps = steps
         leaves = list(flatten(result))
         out_refs = []
         for leaf in leaves:
@@ -458,6 +510,69 @@ class _Tracer:
                 out_refs.append(("py", leaf))
         return _Plan(self, result, out_refs, arg_positions)
 
+
+class _GuardFailed(Exception):
+    """A replay reached a Python decision that this call's values take the other way."""
+
+
+class _Guard:
+    """A replay step: the value (or shape) a Python decision read while tracing must be the
+    same, else the replay stops (before any effect; see ``_guards_first``)."""
+    __slots__ = ("kind", "expected", "where")
+
+    def __init__(self, kind, expected, where):
+        self.kind, self.expected, self.where = kind, expected, where
+
+    def __call__(self, array):
+        if self.kind == "shape":
+            same = tuple(array.shape) == self.expected
+        else:
+            value = B.to_numpy(array)
+            same = value.shape == self.expected.shape and bool(
+                (value == self.expected).all())
+        if not same:
+            raise _GuardFailed(self.where)
+
+
+def _guards_first(steps, kinds):
+    """Order ``steps`` so that every guard runs before any effect (host call, assignment,
+    random draw): a replay whose guard fails must not have changed state. Guards and the pure
+    ops they need move to the front when they read no variable or array an effect could
+    write; returns None when that is impossible."""
+    def is_effect(step):
+        return step[0] in ("host", "assign") or (step[0] == "op"
+                                                 and step[1].name in _STATEFUL_OPS)
+
+    guards = [i for i, step in enumerate(steps) if step[0] == "guard"]
+    effects = [i for i, step in enumerate(steps) if is_effect(step)]
+    if not guards or not effects or guards[-1] < effects[0]:
+        return steps
+    producer = {step[4]: i for i, step in enumerate(steps) if step[0] == "op"}
+    # Host kernels may write their arguments in place, unless marked ``reads_only`` (printing).
+    written = {slot for i in effects for slot in steps[i][2]
+               if not getattr(steps[i][1], "reads_only", False)}
+    needed = set()
+    for g in guards:
+        pending = list(steps[g][2])
+        while pending:
+            slot = pending.pop()
+            if slot in written or (kinds[slot] == "var" and g > effects[0]):
+                return None
+            index = producer.get(slot)
+            if index is None or index in needed:
+                continue
+            if is_effect(steps[index]):
+                return None
+            needed.add(index)
+            pending.extend(steps[index][2])
+    front = [steps[i] for i in sorted(needed)] + [steps[g] for g in guards]
+    moved = needed.union(guards)
+    return front + [step for i, step in enumerate(steps) if i not in moved]
+
+
+# Random ops draw from a generator: a replay that is abandoned must not have drawn.
+_STATEFUL_OPS = frozenset({"random_normal", "random_uniform", "bernoulli_mask",
+                           "truncated_normal", "shuffle"})
 
 # Ops whose output shape depends on their input values (``tf.where(mask)``).
 _VALUE_SHAPED_OPS = frozenset({"where_indices"})

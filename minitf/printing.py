@@ -32,6 +32,7 @@ def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=Non
         text = sep.join(_render(item, arrays, summarize) for item in layout) + end
         _write(output_stream, text)
 
+    emit.reads_only = True   # a function trace may check its guards before this call
     host_call(emit, tensors)
 
 

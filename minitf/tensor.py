@@ -189,10 +189,10 @@ def _check_not_tracing(tensor, what):
 
 def note_value_read(tensor, what):
     """Python code is about to use ``tensor``'s value (a branch, ``int()``, a shape argument):
-    a function trace then depends on that value and cannot be replayed on other values."""
+    a function trace then holds only the path this value selects, and its replays check it."""
     tracer = state.tracer
     if tracer is not None and tracer.is_symbolic(tensor):
-        tracer.value_read(what)
+        tracer.value_read(tensor, what, "value")
 
 
 def note_shape_read(tensor, what):
@@ -200,7 +200,7 @@ def note_shape_read(tensor, what):
     the shape depends on values (``tf.where(mask)``), not only on the input shapes."""
     tracer = state.tracer
     if tracer is not None and tracer.has_value_dependent_shape(tensor):
-        tracer.value_read(what)
+        tracer.value_read(tensor, what, "shape")
 
 
 def host_value(tensor, what):

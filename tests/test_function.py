@@ -116,26 +116,69 @@ def test_variable_reads_see_current_values():
     assert float(f(tf.constant(3.0))) == 15.0
 
 
-@pytest.mark.parametrize("body", ["if", "float"])
-def test_value_dependence_runs_eagerly_with_one_warning_naming_the_line(body):
+def test_branches_on_tensor_values_trace_one_plan_per_path():
+    runs = []
+
     @tf.function
     def f(x):
+        runs.append(1)
         y = x * 2.0
-        if body == "if":
-            if y > 0:  # noqa: this line is reported
-                return y
-            return -y
-        return float(y) + 1.0
+        if y > 0:
+            return y
+        return -y
+
+    values = [1.0, -3.0, 4.0, -0.5, 2.0]
+    assert [float(f(tf.constant(v))) for v in values] == [2.0, 6.0, 8.0, 1.0, 4.0]
+    assert len(runs) == 2                       # one trace per branch, then replays
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_a_guard_after_an_effect_on_its_variable_runs_eagerly_with_one_warning():
+    v = tf.Variable(-2.0)
+
+    @tf.function
+    def step(x):
+        v.assign_add(x)
+        if v > 0:  # decided on a value the assignment just changed
+            return v * 10.0
+        return v * 1.0
 
     with pytest.warns(tf.EagerFallbackWarning, match="test_function.py"):
-        first = f(tf.constant(1.0))
-    # Later calls (no second warning) take the branch their own values select.
-    second, third = f(tf.constant(-3.0)), f(tf.constant(4.0))
-    if body == "if":
-        assert [float(first), float(second), float(third)] == [2.0, 6.0, 8.0]
-    else:
-        assert [float(first), float(second), float(third)] == [3.0, -5.0, 9.0]
-    assert f.experimental_get_tracing_count() == 1
+        assert float(step(tf.constant(1.0))) == -1.0
+    assert float(step(tf.constant(1.0))) == 0.0
+    assert float(step(tf.constant(1.0))) == 10.0
+    assert float(v.numpy()) == 1.0
+
+
+def test_guards_move_before_effects_when_they_read_no_state():
+    v = tf.Variable(0.0)
+    runs = []
+
+    @tf.function
+    def step(x):
+        runs.append(1)
+        v.assign_add(1.0)
+        if tf.reduce_sum(x) > 0:
+            v.assign_add(100.0)
+        return v * 1.0
+
+    assert float(step(tf.constant([1.0, 2.0]))) == 101.0
+    assert float(step(tf.constant([-1.0, -2.0]))) == 102.0   # guard fails before any update
+    assert float(step(tf.constant([3.0, 2.0]))) == 203.0
+    assert float(step(tf.constant([-3.0, 2.0]))) == 204.0
+    assert len(runs) == 2 and float(v.numpy()) == 204.0
+
+
+def test_too_many_paths_run_eagerly_with_one_warning():
+    @tf.function
+    def f(x):
+        return x + float(x)   # every value is its own path
+
+    for i in range(tf.function.__globals__["MAX_PATHS_PER_SIGNATURE"]):
+        assert float(f(tf.constant(float(i)))) == 2.0 * i
+    with pytest.warns(tf.EagerFallbackWarning, match="paths"):
+        assert float(f(tf.constant(10.0))) == 20.0
+    assert float(f(tf.constant(11.0))) == 22.0
 
 
 def test_numpy_of_a_traced_tensor_is_an_error_naming_the_line():
@@ -443,17 +486,20 @@ def test_input_signature_converts_python_values_and_checks_arity():
     assert not tf.TensorSpec([None, 2]).is_compatible_with(tf.ones((5, 3)))
 
 
-def test_iterating_a_value_shaped_tensor_runs_eagerly():
+def test_iterating_a_value_shaped_tensor_is_guarded_by_its_shape():
+    runs = []
+
     @tf.function
     def count_positive(x):
+        runs.append(1)
         n = tf.constant(0)
         for _ in tf.boolean_mask(x, x > 0):
             n += 1
         return n
 
-    with pytest.warns(tf.EagerFallbackWarning, match="iteration"):
-        assert int(count_positive(tf.constant([1.0, -1.0, 2.0]))) == 2
-    assert int(count_positive(tf.constant([1.0, 3.0, 2.0]))) == 3
+    counts = [int(count_positive(tf.constant(v))) for v in
+              ([1.0, -1.0, 2.0], [1.0, 3.0, 2.0], [-1.0, 3.0, 2.0], [-1.0, -3.0, -2.0])]
+    assert counts == [2, 3, 2, 0] and len(runs) == 3
 
 
 def test_print_formats_like_tf_and_prints_on_every_replay(capsys):

@@ -523,3 +523,42 @@ def test_tensor_array_reports_bad_indices():
         ta.write(5, 1.0)
     grown = tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(0, 1.0).write(1, 2.0)
     np.testing.assert_array_equal(grown.stack().numpy(), [1.0, 2.0])
+
+
+def test_branchy_loops_replay_exactly_like_eager_code():
+    def body(x, k):
+        total = tf.zeros_like(x)
+        for i in tf.range(k):                     # trip count from a tensor's value
+            if tf.reduce_max(x) > 1.0:
+                x = x / 2.0
+            elif tf.reduce_min(x) < -1.0:
+                x = x + 1.0
+            else:
+                x = tf.square(x) + tf.cast(i, tf.float32)
+            total += x
+        while tf.reduce_sum(total) > 50.0:
+            total = total - 25.0
+        return total
+
+    traced = tf.function(body)
+    rng = np.random.default_rng(3)
+    for _ in range(12):
+        x = rng.uniform(-3, 3, size=4).astype(np.float32)
+        k = int(rng.integers(1, 3))
+        np.testing.assert_array_equal(traced(tf.constant(x), tf.constant(k)).numpy(),
+                                      body(tf.constant(x), tf.constant(k)).numpy())
+    assert traced.experimental_get_tracing_count() == 1
+
+
+def test_a_decision_on_a_random_draw_runs_eagerly():
+    @tf.function
+    def f(x):
+        noise = tf.random.uniform(())
+        if noise > 2.0:   # never true; but a replay cannot be abandoned after drawing
+            return x * 0.0
+        return x + noise
+
+    with pytest.warns(tf.EagerFallbackWarning, match="changed state"):
+        first = float(f(tf.constant(1.0)))
+    second = float(f(tf.constant(1.0)))
+    assert 1.0 <= first < 2.0 and 1.0 <= second < 2.0 and first != second

@@ -32,6 +32,8 @@ active GradientTape or ForwardAccumulator a call runs eagerly, so they record it
 import functools
 import inspect
 import logging
+import os
+import sys
 import threading
 import warnings
 
@@ -234,7 +236,7 @@ class Function:
             f"({reason}) in a way traced paths cannot cover. Results stay exact, but the Python "
             f"body (and its side effects) runs on every call. To keep it traced, compute with "
             f"tensor ops (tf.where, tf.maximum), or decide in Python outside the function.",
-            EagerFallbackWarning, stacklevel=4)
+            EagerFallbackWarning, stacklevel=_user_stacklevel())
 
     def get_concrete_function(self, *args, **kwargs):
         """A ``ConcreteFunction`` for these arguments (tensors or ``TensorSpec``s; Python values
@@ -325,6 +327,15 @@ class ConcreteFunction:
         args, _ = self.structured_input_signature
         params = ", ".join(f"{n}={a!r}" for n, a in zip(self._values, args))
         return f"ConcreteFunction {self._function.__name__}({params})"
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` that points a warning at the innermost caller outside minitf."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _py_signature(func):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minitf as tf
+from minitf.function import MAX_PATHS_PER_SIGNATURE
 from minitf.host import host_call
 
 
@@ -174,7 +175,7 @@ def test_too_many_paths_run_eagerly_with_one_warning():
     def f(x):
         return x + float(x)   # every value is its own path
 
-    for i in range(tf.function.__globals__["MAX_PATHS_PER_SIGNATURE"]):
+    for i in range(MAX_PATHS_PER_SIGNATURE):
         assert float(f(tf.constant(float(i)))) == 2.0 * i
     with pytest.warns(tf.EagerFallbackWarning, match="paths"):
         assert float(f(tf.constant(10.0))) == 20.0

@@ -50,6 +50,10 @@ from .forward import ForwardAccumulator
 from . import debugging
 from . import errors
 from .function import Function, TraceError, function
+from .function import ConcreteFunction, EagerFallbackWarning
+from .tensor_spec import TensorSpec
+from .tensor_array import TensorArray
+from .printing import print_ as print  # noqa: A004 - TF's name
 from . import nest
 
 newaxis = None

@@ -11,9 +11,15 @@ released right after its last use. Ops with an ``out_forward`` kernel write into
 once per trace (element-wise ops in place on inputs that die there), so a replay barely
 allocates; see ``_plan_memory`` and docs/design.md.
 
-Python side effects (printing, appending to a list, reading a global) run at trace time only. A
-Python decision on a traced tensor's value (``if loss > 0``, ``float(t)``, ``t.numpy()``) cannot be
-replayed: it raises ``TraceError`` naming the line, during tracing.
+Python side effects (printing, appending to a list, reading a global) run at trace time only;
+``minitf.print`` prints on every call. Python control flow on a traced tensor's value
+(``if loss > 0``, ``while tf.reduce_sum(x) > 1``, ``int(t)``, ``for i in tf.range(t)``) traces
+the path the tracing call takes, with a guard step where the value was read: a replay whose
+values would decide differently stops at the guard, before any effect, and the call replays
+(or traces) the plan of its own path. A signature with more than ``MAX_PATHS_PER_SIGNATURE``
+paths, or whose guards cannot run before its effects, runs eagerly instead, with one
+``EagerFallbackWarning``. ``t.numpy()`` on a traced tensor raises ``TraceError``. Under an
+active GradientTape or ForwardAccumulator a call runs eagerly, so they record its ops.
 
     @minitf.function
     def train_step(x, y):
@@ -24,43 +30,81 @@ replayed: it raises ``TraceError`` naming the line, during tracing.
         return loss
 """
 import functools
+import inspect
 import logging
+import os
+import sys
 import threading
-
+import warnings
 
 from . import backend as B
 from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops.registry import caller_line
 from .tensor import Tensor, Variable
+from .tensor_spec import (InputSignatureError, TensorSpec, conform_to_signature, generalize,
+                          key_matches, signature_key, spec_of)
 
 logger = logging.getLogger("minitf")
 
 RETRACE_WARNING_THRESHOLD = 5
+# Paths through Python control flow on tensor values traced per signature before it runs
+# eagerly instead (a loop whose trip count changes every call would otherwise trace forever).
+MAX_PATHS_PER_SIGNATURE = 4
 
 
 class TraceError(TypeError):
     """Raised when a traced function does something a replay could not reproduce."""
 
 
+class EagerFallbackWarning(UserWarning):
+    """A ``minitf.function`` runs a signature eagerly: its trace depended on a tensor's value
+    (a Python ``if``/``while`` on a tensor, ``int(t)``, ``for i in tf.range(t)``)."""
+
+
+_EAGER = "eager"   # the plan of a signature whose calls run the Python function eagerly
+
+
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
              reduce_retracing=False, experimental_relax_shapes=None, **unused):
     """Compile ``func`` by tracing (TF's ``tf.function``); usable as ``@function`` or
     ``function(fn)``. One trace per input signature: tensors and arrays by shape and dtype,
-    other Python values by value (or identity when unhashable)."""
+    other Python values by value (or identity when unhashable).
+
+    ``input_signature``: a list of ``TensorSpec`` the arguments must match (None dimensions
+    match any size). ``reduce_retracing`` (or ``experimental_relax_shapes``): count shapes that
+    differ from an earlier trace's as one relaxed trace. ``autograph``/``jit_compile`` are
+    accepted; control flow on tensor values runs eagerly (see ``EagerFallbackWarning``).
+    """
+    options = {"input_signature": input_signature,
+               "reduce_retracing": bool(reduce_retracing or experimental_relax_shapes)}
     if func is None:
-        return lambda f: Function(f)
-    return Function(func)
+        return lambda f: Function(f, **options)
+    return Function(func, **options)
 
 
 class Function:
     """A traced callable; see ``function``."""
 
-    def __init__(self, func):
+    def __init__(self, func, input_signature=None, reduce_retracing=False):
         self._func = func
-        self._plans = {}
+        self._input_signature = None if input_signature is None else tuple(input_signature)
+        self._py_signature = None if input_signature is None else _py_signature(func)
+        self._reduce_retracing = reduce_retracing
+        self._plans = {}          # concrete key -> _Plan (the path last taken), or _EAGER
+        self._paths = {}          # concrete key -> the plans of each path taken, when several
+        self._traced_keys = []    # the (possibly relaxed) signatures TF would count as traces
+        self._warned = False
         self.trace_count = 0
         functools.update_wrapper(self, func)
+
+    @property
+    def python_function(self):
+        return self._func
+
+    @property
+    def input_signature(self):
+        return self._input_signature
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -68,7 +112,8 @@ class Function:
         # One Function per bound instance, so each object keeps its own traces.
         bound = instance.__dict__.get(self._bound_name())
         if bound is None:
-            bound = Function(self._func.__get__(instance, owner))
+            bound = Function(self._func.__get__(instance, owner), self._input_signature,
+                             self._reduce_retracing)
             try:
                 instance.__dict__[self._bound_name()] = bound
             except (AttributeError, TypeError):
@@ -79,22 +124,71 @@ class Function:
         return f"__minitf_function_{self._func.__name__}_{id(self)}"
 
     def __call__(self, *args, **kwargs):
+        if self._input_signature is not None:
+            args, kwargs = conform_to_signature(self._func, self._input_signature, args,
+                                                kwargs, self._py_signature), {}
         if state.tracer is not None:  # called while another function traces: inline it
             return self._func(*args, **kwargs)
+        if state.tapes or state.accumulators:
+            # A replay is invisible to tapes: run the Python body so they record its ops.
+            return _eager_outputs(self._func(*args, **kwargs))
         leaves = list(flatten([list(args), kwargs]))
         key = _signature(leaves)
         plan = self._plans.get(key)
         if plan is None:
             return self._trace(key, args, kwargs, leaves)
-        return plan.run([leaves[i] for i in plan.arg_positions])
+        if plan is _EAGER:
+            return _eager_outputs(self._func(*args, **kwargs))
+        try:
+            return plan.run([leaves[i] for i in plan.arg_positions])
+        except _GuardFailed:
+            return self._other_path(key, args, kwargs, leaves)
 
-    def _trace(self, key, args, kwargs, leaves):
+    def _other_path(self, key, args, kwargs, leaves):
+        """This call's values take another path through the Python control flow on tensor
+        values than the plan it tried: replay the plan of that path, or trace it."""
+        tried = self._plans[key]
+        paths = self._paths.setdefault(key, [tried])
+        for plan in paths:
+            if plan is tried:
+                continue
+            try:
+                result = plan.run([leaves[i] for i in plan.arg_positions])
+            except _GuardFailed:
+                continue
+            self._plans[key] = plan
+            return result
+        if len(paths) >= MAX_PATHS_PER_SIGNATURE:
+            self._plans[key] = _EAGER
+            self._paths.pop(key)
+            self._warn_eager(f"more than {MAX_PATHS_PER_SIGNATURE} different paths through "
+                             f"it, the last decided by {tried.guard_reason}")
+            return _eager_outputs(self._func(*args, **kwargs))
+        return self._trace(key, args, kwargs, leaves)
+
+    def _count_trace(self, key):
+        """Count a trace for ``key`` the way TF does: a call that an earlier (relaxed)
+        signature covers is no new trace, even where minitf plans each concrete shape."""
+        if self._input_signature is not None:
+            key = signature_key(self._input_signature)
+        if any(key_matches(key, known) for known in self._traced_keys):
+            return
+        if self._reduce_retracing:
+            for known in self._traced_keys:
+                relaxed = generalize(key, known)
+                if relaxed is not None:
+                    key = relaxed
+                    break
+        self._traced_keys.append(key)
         self.trace_count += 1
         if self.trace_count > RETRACE_WARNING_THRESHOLD:
             logger.warning("%d traces of function %s: tracing is expensive; retracing comes "
                            "from new input shapes/dtypes or new Python argument values (pass "
                            "tensors instead of Python numbers that change every call)",
                            self.trace_count, getattr(self._func, "__qualname__", self._func))
+
+    def _trace(self, key, args, kwargs, leaves):
+        self._count_trace(key)
         tracer = _Tracer()
         positions, placeholders = [], []
         new_leaves = list(leaves)
@@ -117,10 +211,41 @@ class Function:
         finally:
             state.tracer = None
             state.refresh()
+        result = _python_numbers_as_tensors(result)
         plan = tracer.build(result, positions)
-        self._plans[key] = plan
+        if plan is None:
+            # The trace ran for real, so its result is right; later calls run eagerly.
+            self._plans[key] = _EAGER
+            self._paths.pop(key, None)
+            self._warn_eager(f"{tracer.value_dependence}, after the function changed state")
+        else:
+            plan.guard_reason = tracer.value_dependence
+            self._plans[key] = plan
+            if key in self._paths:
+                self._paths[key].append(plan)
         return pack_sequence_as(result, [Tensor(leaf._value.copy()) if isinstance(leaf, Variable)
                                          else leaf for leaf in flatten(result)])
+
+    def _warn_eager(self, reason):
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(
+            f"minitf.function {getattr(self._func, '__qualname__', self._func)} runs eagerly "
+            f"for these argument types: Python control flow depends on tensor values "
+            f"({reason}) in a way traced paths cannot cover. Results stay exact, but the Python "
+            f"body (and its side effects) runs on every call. To keep it traced, compute with "
+            f"tensor ops (tf.where, tf.maximum), or decide in Python outside the function.",
+            EagerFallbackWarning, stacklevel=_user_stacklevel())
+
+    def get_concrete_function(self, *args, **kwargs):
+        """A ``ConcreteFunction`` for these arguments (tensors or ``TensorSpec``s; Python values
+        are fixed). It counts as a trace; the plan itself is traced on its first call."""
+        if not args and not kwargs and self._input_signature is not None:
+            args = self._input_signature
+        concrete = ConcreteFunction(self, args, kwargs)
+        self._count_trace(concrete.key)
+        return concrete
 
     def experimental_get_tracing_count(self):
         return self.trace_count
@@ -128,7 +253,133 @@ class Function:
     def resident_bytes(self):
         """Bytes of the buffers this function's traces keep between calls (the planned
         intermediates every replay writes into)."""
-        return sum(plan.resident_bytes for plan in self._plans.values())
+        plans = {id(p): p for p in self._plans.values() if p is not _EAGER}
+        plans.update((id(p), p) for paths in self._paths.values() for p in paths)
+        return sum(plan.resident_bytes for plan in plans.values())
+
+
+class ConcreteFunction:
+    """One signature of a ``Function`` (``Function.get_concrete_function``): called with the
+    tensor arguments only; Python arguments keep the values it was made with."""
+
+    def __init__(self, function, args, kwargs):
+        self._function = function
+        self._signature = inspect.signature(function.python_function)
+        bound = self._signature.bind(*args, **kwargs)
+        self._values = dict(bound.arguments)
+        self._tensor_params = [name for name, value in self._values.items()
+                               if any(_is_spec_like(v) for v in flatten(value))]
+        self._specs = {name: [spec_of(v) if _is_spec_like(v) else v
+                              for v in flatten(self._values[name])]
+                       for name in self._tensor_params}
+        self.key = _signature(list(flatten([[self._specs.get(n, v) for n, v in
+                                             self._values.items()], {}])))
+
+    @property
+    def structured_input_signature(self):
+        args = tuple(self._specs_structure(name) for name in self._values)
+        return args, {}
+
+    def _specs_structure(self, name):
+        if name not in self._specs:
+            return self._values[name]
+        return pack_sequence_as(self._values[name], self._specs[name])
+
+    def __call__(self, *args, **kwargs):
+        name = getattr(self._function.python_function, "__qualname__", "function")
+        if len(args) > len(self._tensor_params):
+            raise TypeError(f"{name}: this concrete function takes {len(self._tensor_params)} "
+                            f"tensor argument(s) ({', '.join(self._tensor_params)}), got "
+                            f"{len(args)}")
+        values = dict(self._values)
+        values.update(zip(self._tensor_params, args))
+        for key, value in kwargs.items():
+            if key in self._tensor_params:
+                values[key] = value
+            elif key in values:
+                if not _same_python_value(values[key], value):
+                    raise TypeError(f"{name}: argument {key}={value!r:.60} differs from the "
+                                    f"value {values[key]!r:.60} this concrete function was "
+                                    f"made with")
+            else:
+                raise TypeError(f"{name}: unexpected argument {key!r}")
+        for param in self._tensor_params:
+            leaves = list(flatten(values[param]))
+            specs = self._specs[param]
+            if len(leaves) != len(specs):
+                raise InputSignatureError(f"{name}: {param} does not have the structure of "
+                                          f"{self._specs_structure(param)}")
+            for leaf, spec in zip(leaves, specs):
+                if isinstance(spec, Variable):
+                    ok = leaf is spec
+                else:
+                    ok = (isinstance(leaf, Tensor) or B.is_array(leaf)) \
+                        and spec.is_compatible_with(leaf)
+                if not ok:
+                    raise InputSignatureError(
+                        f"{name}: {param}={leaf!r:.80} does not match the concrete "
+                        f"function's signature {spec}")
+        bound = self._signature.bind_partial()
+        bound.arguments.update(values)
+        return self._function(*bound.args, **bound.kwargs)
+
+    def __repr__(self):
+        args, _ = self.structured_input_signature
+        params = ", ".join(f"{n}={a!r}" for n, a in zip(self._values, args))
+        return f"ConcreteFunction {self._function.__name__}({params})"
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` that points a warning at the innermost caller outside minitf."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _py_signature(func):
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError):   # some builtins and C callables have none
+        return None
+
+
+def _is_spec_like(value):
+    return isinstance(value, (Tensor, TensorSpec)) or B.is_array(value)
+
+
+def _same_python_value(a, b):
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # noqa: BLE001 - values without a plain equality compare by identity
+        return a is b
+
+
+def _python_numbers_as_tensors(result):
+    """TF returns Python numbers from a function as tensors (constants of the trace)."""
+    from .ops.convert import convert_to_tensor
+    leaves = list(flatten(result))
+    if not any(isinstance(x, (bool, int, float)) or _is_numpy_scalar(x) for x in leaves):
+        return result
+    return pack_sequence_as(result, [convert_to_tensor(x) if isinstance(x, (bool, int, float))
+                                     or _is_numpy_scalar(x) else x for x in leaves])
+
+
+def _is_numpy_scalar(x):
+    import numpy
+    return isinstance(x, numpy.generic)
+
+
+def _eager_outputs(result):
+    """Outputs of an eager call shaped like a replay's: variables read (recorded, so a tape
+    sees the read), Python numbers as tensors."""
+    result = _python_numbers_as_tensors(result)
+    leaves = list(flatten(result))
+    if not any(isinstance(x, Variable) for x in leaves):
+        return result
+    return pack_sequence_as(result, [x.read_value() if isinstance(x, Variable) else x
+                                     for x in leaves])
 
 
 def _is_tensor_arg(value):
@@ -153,6 +404,8 @@ def _signature(leaves):
             parts.append(("t", leaf._value.shape, leaf._value.dtype))
         elif B.is_array(leaf):
             parts.append(("t", leaf.shape, leaf.dtype))
+        elif isinstance(leaf, TensorSpec):
+            parts.append(leaf.key_part())
         else:
             try:
                 hash(leaf)
@@ -173,6 +426,8 @@ class _Tracer:
         self.steps = []           # (kind, fn, input slots, attrs, output slot or None)
         self._keep = []           # objects whose ids must stay unique during the trace
         self._const_slots = {}
+        self.value_shaped = set()  # slots whose shape depends on input values, not shapes
+        self.value_dependence = None  # the first Python use of a traced value, if any
 
     # --- slots ---------------------------------------------------------------------------------
     def _new_slot(self, array, kind):
@@ -207,6 +462,22 @@ class _Tracer:
                          f"function, or return the tensor and inspect it after the call "
                          f"(at {caller_line()})")
 
+    def value_read(self, t, what, kind):
+        """Python code used a traced value (``kind`` "value") or a value-dependent shape
+        ("shape"): the trace holds only the path it took, so a guard step checks, on every
+        replay, that the call takes the same path."""
+        slot = self._ref(t)
+        value = self.values[slot]
+        expected = tuple(value.shape) if kind == "shape" else B.to_numpy(value).copy()
+        where = f"{what} at {caller_line()}"
+        self.steps.append(("guard", _Guard(kind, expected, where), (slot,), None, None))
+        if self.value_dependence is None:
+            self.value_dependence = where
+
+    def has_value_dependent_shape(self, t):
+        slot = self.slot_of.get(t._id)
+        return slot in self.value_shaped and self.kind[slot] != "const"
+
     # --- hooks called by the runtime -----------------------------------------------------------
     def record_op(self, op, inputs, attrs, y):
         ins = tuple(self._ref(t) for t in inputs)
@@ -214,6 +485,8 @@ class _Tracer:
         self.slot_of[y._id] = out
         self._keep.append(y)
         self.steps.append(("op", op, ins, attrs, out))
+        if op.name in _VALUE_SHAPED_OPS or any(i in self.value_shaped for i in ins):
+            self.value_shaped.add(out)
         if not ins or any(self.kind[i] != "const" for i in ins):
             return
         # Constant folding: every input is a constant, so the trace-time value is the value.
@@ -231,6 +504,12 @@ class _Tracer:
 
     # --- plan ----------------------------------------------------------------------------------
     def build(self, result, arg_positions):
+        """The plan, or None when a guard cannot run before the trace's effects (a replay
+        must be abandoned without having changed any state)."""
+        steps = _guards_first(self.steps, self.kind)
+        if steps is None:
+            return None
+        self.steps = steps
         leaves = list(flatten(result))
         out_refs = []
         for leaf in leaves:
@@ -242,6 +521,72 @@ class _Tracer:
                 out_refs.append(("py", leaf))
         return _Plan(self, result, out_refs, arg_positions)
 
+
+class _GuardFailed(Exception):
+    """A replay reached a Python decision that this call's values take the other way."""
+
+
+class _Guard:
+    """A replay step: the value (or shape) a Python decision read while tracing must be the
+    same, else the replay stops (before any effect; see ``_guards_first``)."""
+    __slots__ = ("kind", "expected", "where")
+
+    def __init__(self, kind, expected, where):
+        self.kind, self.expected, self.where = kind, expected, where
+
+    def __call__(self, array):
+        if self.kind == "shape":
+            same = tuple(array.shape) == self.expected
+        else:
+            value = B.to_numpy(array)
+            same = value.shape == self.expected.shape and bool(
+                (value == self.expected).all())
+        if not same:
+            raise _GuardFailed(self.where)
+
+
+def _guards_first(steps, kinds):
+    """Order ``steps`` so that every guard runs before any effect (host call, assignment,
+    random draw): a replay whose guard fails must not have changed state. Guards and the pure
+    ops they need move to the front when they read no variable or array an effect could
+    write; returns None when that is impossible."""
+    def is_effect(step):
+        return step[0] in ("host", "assign") or (step[0] == "op"
+                                                 and step[1].name in _STATEFUL_OPS)
+
+    guards = [i for i, step in enumerate(steps) if step[0] == "guard"]
+    effects = [i for i, step in enumerate(steps) if is_effect(step)]
+    if not guards or not effects or guards[-1] < effects[0]:
+        return steps
+    producer = {step[4]: i for i, step in enumerate(steps) if step[0] == "op"}
+    # Host kernels may write their arguments in place, unless marked ``reads_only`` (printing).
+    written = {slot for i in effects for slot in steps[i][2]
+               if not getattr(steps[i][1], "reads_only", False)}
+    needed = set()
+    for g in guards:
+        pending = list(steps[g][2])
+        while pending:
+            slot = pending.pop()
+            if slot in written or (kinds[slot] == "var" and g > effects[0]):
+                return None
+            index = producer.get(slot)
+            if index is None or index in needed:
+                continue
+            if is_effect(steps[index]):
+                return None
+            needed.add(index)
+            pending.extend(steps[index][2])
+    front = [steps[i] for i in sorted(needed)] + [steps[g] for g in guards]
+    moved = needed.union(guards)
+    return front + [step for i, step in enumerate(steps) if i not in moved]
+
+
+# Random ops draw from a generator: a replay that is abandoned must not have drawn.
+_STATEFUL_OPS = frozenset({"random_normal", "random_uniform", "bernoulli_mask",
+                           "truncated_normal", "shuffle"})
+
+# Ops whose output shape depends on their input values (``tf.where(mask)``).
+_VALUE_SHAPED_OPS = frozenset({"where_indices"})
 
 _XP_ASSIGN = {"assign": lambda dst, src: B.xp.copyto(dst, src),
               "assign_add": lambda dst, src: B.xp.add(dst, src, out=dst),

@@ -83,11 +83,11 @@ class Tensor:
         return value if dtype is None else value.astype(dtype)
 
     def __float__(self):
-        _check_not_tracing(self, "float(tensor)")
+        note_value_read(self, "float(tensor)")
         return float(B.scalar(self._value))
 
     def __int__(self):
-        _check_not_tracing(self, "int(tensor)")
+        note_value_read(self, "int(tensor)")
         return int(B.scalar(self._value))
 
     def __index__(self):
@@ -96,7 +96,7 @@ class Tensor:
         return self.__int__()
 
     def __bool__(self):
-        _check_not_tracing(self, "bool(tensor) (a Python `if`/`while` on a tensor)")
+        note_value_read(self, "bool(tensor) (a Python `if`/`while` on a tensor)")
         if self._value.size != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
         return bool(B.scalar(self._value))
@@ -104,17 +104,21 @@ class Tensor:
     def __len__(self):
         if self._value.ndim == 0:
             raise TypeError("len() of a scalar tensor")
+        note_shape_read(self, "len(tensor)")
         return self._value.shape[0]
 
     def __iter__(self):
         if self._value.ndim == 0:
             raise TypeError("iteration over a scalar tensor")
+        note_shape_read(self, "iteration over a tensor")
         for i in range(self._value.shape[0]):
             yield self[i]
 
     def __format__(self, spec):
-        """f-strings format the value, as TF does: ``f"{t}"`` gives ``6.0``, ``f"{t:.2f}"``."""
-        return format(self.numpy(), spec)
+        """f-strings format the value, as TF does: ``f"{t}"`` gives ``6.0``, ``f"{t:.2f}"``.
+        While a function traces, like ``str``, this shows the value of the tracing call."""
+        value = B.to_numpy(self._value)
+        return format(value[()] if value.ndim == 0 else value, spec)
 
     def __str__(self):
         # print(t): tf.Tensor(6.0, shape=(), dtype=float32)
@@ -181,6 +185,30 @@ def _check_not_tracing(tensor, what):
     tracer = state.tracer
     if tracer is not None and tracer.is_symbolic(tensor):
         tracer.untraceable(what)
+
+
+def note_value_read(tensor, what):
+    """Python code is about to use ``tensor``'s value (a branch, ``int()``, a shape argument):
+    a function trace then holds only the path this value selects, and its replays check it."""
+    tracer = state.tracer
+    if tracer is not None and tracer.is_symbolic(tensor):
+        tracer.value_read(tensor, what, "value")
+
+
+def note_shape_read(tensor, what):
+    """Python code is about to use ``tensor``'s shape; under a trace this matters only when
+    the shape depends on values (``tf.where(mask)``), not only on the input shapes."""
+    tracer = state.tracer
+    if tracer is not None and tracer.has_value_dependent_shape(tensor):
+        tracer.value_read(tensor, what, "shape")
+
+
+def host_value(tensor, what):
+    """The value of ``tensor`` as numpy for Python code (a numpy scalar for 0-d), noting the
+    read for a function trace (see ``note_value_read``)."""
+    note_value_read(tensor, what)
+    value = B.to_numpy(tensor._value)
+    return value[()] if value.ndim == 0 else value
 
 
 class Variable(Tensor):

@@ -1,10 +1,12 @@
 """minitf.function: traced replay equals eager, retracing, untraceable code detected."""
 import logging
+import sys
 
 import numpy as np
 import pytest
 
 import minitf as tf
+from minitf.function import MAX_PATHS_PER_SIGNATURE
 from minitf.host import host_call
 
 
@@ -115,18 +117,75 @@ def test_variable_reads_see_current_values():
     assert float(f(tf.constant(3.0))) == 15.0
 
 
-@pytest.mark.parametrize("body", ["if", "float", "numpy"])
-def test_untraceable_value_dependence_is_an_error_naming_the_line(body):
+def test_branches_on_tensor_values_trace_one_plan_per_path():
+    runs = []
+
     @tf.function
     def f(x):
+        runs.append(1)
         y = x * 2.0
-        if body == "if":
-            if y > 0:  # noqa: this line is reported
-                return y
-            return -y
-        if body == "float":
-            return float(y)
-        return y.numpy()
+        if y > 0:
+            return y
+        return -y
+
+    values = [1.0, -3.0, 4.0, -0.5, 2.0]
+    assert [float(f(tf.constant(v))) for v in values] == [2.0, 6.0, 8.0, 1.0, 4.0]
+    assert len(runs) == 2                       # one trace per branch, then replays
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_a_guard_after_an_effect_on_its_variable_runs_eagerly_with_one_warning():
+    v = tf.Variable(-2.0)
+
+    @tf.function
+    def step(x):
+        v.assign_add(x)
+        if v > 0:  # decided on a value the assignment just changed
+            return v * 10.0
+        return v * 1.0
+
+    with pytest.warns(tf.EagerFallbackWarning, match="test_function.py"):
+        assert float(step(tf.constant(1.0))) == -1.0
+    assert float(step(tf.constant(1.0))) == 0.0
+    assert float(step(tf.constant(1.0))) == 10.0
+    assert float(v.numpy()) == 1.0
+
+
+def test_guards_move_before_effects_when_they_read_no_state():
+    v = tf.Variable(0.0)
+    runs = []
+
+    @tf.function
+    def step(x):
+        runs.append(1)
+        v.assign_add(1.0)
+        if tf.reduce_sum(x) > 0:
+            v.assign_add(100.0)
+        return v * 1.0
+
+    assert float(step(tf.constant([1.0, 2.0]))) == 101.0
+    assert float(step(tf.constant([-1.0, -2.0]))) == 102.0   # guard fails before any update
+    assert float(step(tf.constant([3.0, 2.0]))) == 203.0
+    assert float(step(tf.constant([-3.0, 2.0]))) == 204.0
+    assert len(runs) == 2 and float(v.numpy()) == 204.0
+
+
+def test_too_many_paths_run_eagerly_with_one_warning():
+    @tf.function
+    def f(x):
+        return x + float(x)   # every value is its own path
+
+    for i in range(MAX_PATHS_PER_SIGNATURE):
+        assert float(f(tf.constant(float(i)))) == 2.0 * i
+    with pytest.warns(tf.EagerFallbackWarning, match="paths"):
+        assert float(f(tf.constant(10.0))) == 20.0
+    assert float(f(tf.constant(11.0))) == 22.0
+
+
+def test_numpy_of_a_traced_tensor_is_an_error_naming_the_line():
+    @tf.function
+    def f(x):
+        return (x * 2.0).numpy()
 
     with pytest.raises(tf.TraceError, match="test_function.py"):
         f(tf.constant(1.0))
@@ -381,3 +440,126 @@ def test_a_call_while_the_plan_is_in_use_runs_without_its_buffers():
     for t in threads:
         t.join()
     assert results == [expected] * 100
+
+
+def test_gradients_of_a_traced_function_with_a_tape_outside_and_inside():
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(tf.gather(x, [0, 2, 2]) ** 2)
+
+    x = tf.constant([1.0, 2.0, 3.0])
+    f(x)   # traced without a tape; a taped call runs the body so the tape records it
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 0.0, 12.0])
+    with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0, 1.0])) as acc:
+        y = f(x)
+    assert float(acc.jvp(y)) == 2.0 + 2 * 2 * 3.0
+
+    @tf.function
+    def grad_inside(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.gather(x, [0, 2, 2]) ** 2)
+        return tape.gradient(y, x)
+
+    np.testing.assert_array_equal(grad_inside(x).numpy(), [2.0, 0.0, 12.0])
+    np.testing.assert_array_equal(grad_inside(2 * x).numpy(), [4.0, 0.0, 24.0])
+    assert f.trace_count == 1 and grad_inside.trace_count == 1
+
+
+def test_input_signature_converts_python_values_and_checks_arity():
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+    def total(x):
+        return tf.reduce_sum(x)
+
+    assert float(total([[1, 2], [3, 4]])) == 10.0
+    assert float(total(x=np.ones((3, 2), np.float32))) == 6.0
+    with pytest.raises(TypeError, match="1 argument"):
+        total(tf.ones((1, 2)), tf.ones((1, 2)))
+    with pytest.raises(ValueError, match=r"shape \(2, 3\)"):
+        total(tf.ones((2, 3)))
+    assert total.experimental_get_tracing_count() == 1
+    assert repr(tf.TensorSpec([None, 2], tf.float32)) == \
+        "TensorSpec(shape=(None, 2), dtype=tf.float32, name=None)"
+    assert tf.TensorSpec([None, 2]).is_compatible_with(tf.ones((5, 2)))
+    assert not tf.TensorSpec([None, 2]).is_compatible_with(tf.ones((5, 3)))
+
+
+def test_iterating_a_value_shaped_tensor_is_guarded_by_its_shape():
+    runs = []
+
+    @tf.function
+    def count_positive(x):
+        runs.append(1)
+        n = tf.constant(0)
+        for _ in tf.boolean_mask(x, x > 0):
+            n += 1
+        return n
+
+    counts = [int(count_positive(tf.constant(v))) for v in
+              ([1.0, -1.0, 2.0], [1.0, 3.0, 2.0], [-1.0, 3.0, 2.0], [-1.0, -3.0, -2.0])]
+    assert counts == [2, 3, 2, 0] and len(runs) == 3
+
+
+def test_print_formats_like_tf_and_prints_on_every_replay(capsys):
+    @tf.function
+    def show(x):
+        tf.print("x:", x, [1, 2], output_stream=sys.stdout)
+        return x
+
+    show(tf.constant([0.5, 1.0]))
+    show(tf.constant([0.1, 2.0]))
+    assert capsys.readouterr().out.splitlines() == ["x: [0.5 1] [1, 2]", "x: [0.1 2] [1, 2]"]
+    tf.print(tf.range(10), tf.constant([[1, 2], [3, 4]]), tf.constant(1 / 3))
+    assert capsys.readouterr().err == "[0 1 2 ... 7 8 9] [[1 2]\n [3 4]] 0.333333343\n"
+
+
+def test_tensor_array_reports_bad_indices():
+    ta = tf.TensorArray(tf.float32, size=2).write(0, 1.0)
+    with pytest.raises(ValueError, match=r"indices \[1\] have not been written"):
+        ta.stack()
+    with pytest.raises(IndexError, match="out of range"):
+        ta.write(5, 1.0)
+    grown = tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(0, 1.0).write(1, 2.0)
+    np.testing.assert_array_equal(grown.stack().numpy(), [1.0, 2.0])
+
+
+def test_branchy_loops_replay_exactly_like_eager_code():
+    def body(x, k):
+        total = tf.zeros_like(x)
+        for i in tf.range(k):                     # trip count from a tensor's value
+            if tf.reduce_max(x) > 1.0:
+                x = x / 2.0
+            elif tf.reduce_min(x) < -1.0:
+                x = x + 1.0
+            else:
+                x = tf.square(x) + tf.cast(i, tf.float32)
+            total += x
+        while tf.reduce_sum(total) > 50.0:
+            total = total - 25.0
+        return total
+
+    traced = tf.function(body)
+    rng = np.random.default_rng(3)
+    for _ in range(12):
+        x = rng.uniform(-3, 3, size=4).astype(np.float32)
+        k = int(rng.integers(1, 3))
+        np.testing.assert_array_equal(traced(tf.constant(x), tf.constant(k)).numpy(),
+                                      body(tf.constant(x), tf.constant(k)).numpy())
+    assert traced.experimental_get_tracing_count() == 1
+
+
+def test_a_decision_on_a_random_draw_runs_eagerly():
+    @tf.function
+    def f(x):
+        noise = tf.random.uniform(())
+        if noise > 2.0:   # never true; but a replay cannot be abandoned after drawing
+            return x * 0.0
+        return x + noise
+
+    with pytest.warns(tf.EagerFallbackWarning, match="changed state"):
+        first = float(f(tf.constant(1.0)))
+    second = float(f(tf.constant(1.0)))
+    assert 1.0 <= first < 2.0 and 1.0 <= second < 2.0 and first != second

@@ -10,7 +10,7 @@ import numpy
 
 from .. import backend as B
 from .. import dtypes
-from ..tensor import Tensor
+from ..tensor import Tensor, host_value, note_shape_read
 from ._samples import u
 from .convert import convert_to_tensor
 from .math_ops import identity, stop_gradient  # noqa: F401 - re-exported
@@ -24,7 +24,7 @@ def _x(x):
 
 def _shape_tuple(shape):
     if isinstance(shape, Tensor):
-        return tuple(int(s) for s in B.to_numpy(shape._value).reshape(-1))
+        return tuple(int(s) for s in numpy.reshape(host_value(shape, "a shape tensor"), -1))
     if isinstance(shape, (int, numpy.integer)):
         return (int(shape),)
     return tuple(int(s) for s in shape)
@@ -511,7 +511,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     mode = mode.upper()
     if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
         raise ValueError(f"pad: mode must be CONSTANT, REFLECT or SYMMETRIC, got {mode!r}")
-    paddings = numpy.asarray(B.to_numpy(paddings._value) if isinstance(paddings, Tensor)
+    paddings = numpy.asarray(host_value(paddings, "pad's paddings") if isinstance(paddings, Tensor)
                              else paddings, dtype=int)
     if paddings.shape != (x.ndim, 2):
         raise ValueError(f"pad: paddings must have shape ({x.ndim}, 2) for a tensor of shape "
@@ -566,7 +566,8 @@ _one_hot = defop("one_hot", _one_hot_forward, type="OneHot")
 def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
     """One-hot encoding of integer ``indices`` (float32 by default); -1 or out of range: zeros."""
     def scalar(v, default):
-        return default if v is None else (B.scalar(v._value) if isinstance(v, Tensor) else v)
+        return default if v is None else (host_value(v, "one_hot's values").item()
+                                          if isinstance(v, Tensor) else v)
 
     return apply(_one_hot.op, (_x(indices),), {
         "depth": int(depth), "on_value": scalar(on_value, 1), "off_value": scalar(off_value, 0),
@@ -622,7 +623,8 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - TF
     """Like Python's range; int32 for integer arguments, float32 when any is a float."""
     if limit is None:
         start, limit = 0, start
-    vals = [v.numpy() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    vals = [host_value(v, "tf.range's bounds") if isinstance(v, Tensor) else v
+            for v in (start, limit, delta)]
     is_float = any(isinstance(v, float) or getattr(v, "dtype", numpy.dtype("int32")).kind == "f"
                    for v in vals)
     dt = _dt(dtype, "float32" if is_float else "int32")
@@ -631,11 +633,13 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - TF
 
 def shape(input, out_type=None, name=None):  # noqa: A002
     x = _x(input)
+    note_shape_read(x, "tf.shape")
     return Tensor(B.xp.asarray(x._value.shape, dtype=_dt(out_type, "int32")))
 
 
 def size(input, out_type=None, name=None):  # noqa: A002
     x = _x(input)
+    note_shape_read(x, "tf.size")
     return Tensor(B.xp.asarray(x._value.size, dtype=_dt(out_type, "int32")))
 
 

@@ -201,8 +201,6 @@ def test_tape_identity_gradient_is_identity():
     assert t.gradient(y, x).numpy() == 1.0
 
 
-@pytest.mark.xfail(reason="a tape outside a minitf.function does not yet see through its "
-                          "replay (gradients of a function w.r.t. its inputs)", strict=False)
 def test_function_gradient_through_gather():
     @tf.function
     def f(x):

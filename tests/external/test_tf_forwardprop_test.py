@@ -291,10 +291,7 @@ def test_higher_order_pure_forward(order):
 
 
 @pytest.mark.parametrize("decorator", [
-    pytest.param(tf.function, marks=pytest.mark.xfail(
-        reason="accumulators outside a minitf.function do not yet see through its trace",
-        strict=False)),
-    lambda f: f], ids=["function", "eager"])
+    tf.function, lambda f: f], ids=["function", "eager"])
 def test_grad_pure_forward(decorator):
     @decorator
     def f(x):

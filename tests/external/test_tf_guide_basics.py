@@ -119,10 +119,7 @@ def _data():
 
 
 @pytest.mark.parametrize("model_class", [
-    pytest.param(QuadModel, marks=pytest.mark.xfail(
-        reason="a tape outside a minitf.function does not yet see through its replay",
-        strict=False)),
-    EagerQuadModel], ids=["function", "eager"])
+    QuadModel, EagerQuadModel], ids=["function", "eager"])
 def test_training_loop_recovers_the_quadratic(model_class):
     x, y = _data()
     quad_model = model_class()

@@ -33,7 +33,7 @@ class Model(Trainer, Layer):
     def __new__(cls, *args, **kwargs):
         if cls is Model and ("outputs" in kwargs or len(args) >= 2):
             return object.__new__(Functional)
-        return object.__new__(cls)
+        return Layer.__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
         Layer.__init__(self, *args, **kwargs)

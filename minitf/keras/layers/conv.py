@@ -1,7 +1,8 @@
 """Convolution and pooling layers (channels-last, NHWC): Conv2D, MaxPooling2D,
 AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D."""
 from ...ops import conv_ops, reduce_ops
-from .. import activations, initializers
+from .. import activations, initializers, regularizers
+from . import _config
 from .base import Layer
 
 
@@ -41,6 +42,7 @@ class Conv2D(Layer):
         conv = Conv2D(32, 3, padding="same", activation="relu")
         conv(minitf.zeros([8, 28, 28, 1])).shape     # (8, 28, 28, 32)
     """
+    _cast_integers = True
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True,
@@ -58,7 +60,8 @@ class Conv2D(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self._linear = self.activation is activations.linear
 
@@ -93,8 +96,10 @@ class Conv2D(Layer):
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "dilation_rate": self.dilation_rate,
-                "activation": activations.serialize(self.activation), "use_bias": self.use_bias}
+                "padding": self.padding, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate, "groups": 1,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
+                **_config.weights(self, "kernel", "bias")}
 
 
 class _Pooling2D(Layer):
@@ -121,7 +126,7 @@ class _Pooling2D(Layer):
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
-                "padding": self.padding}
+                "padding": self.padding, "data_format": "channels_last"}
 
 
 class MaxPooling2D(_Pooling2D):
@@ -151,7 +156,8 @@ class _GlobalPooling2D(Layer):
         return (n, 1, 1, c) if self.keepdims else (n, c)
 
     def get_config(self):
-        return {**super().get_config(), "keepdims": self.keepdims}
+        return {**super().get_config(), "data_format": "channels_last",
+                "keepdims": self.keepdims}
 
 
 class GlobalAveragePooling2D(_GlobalPooling2D):

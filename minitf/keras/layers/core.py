@@ -3,7 +3,8 @@ import math
 
 from ...ops import array_ops, linalg_ops, nn_ops
 from ...ops.registry import apply2, lookup
-from .. import activations, initializers
+from .. import activations, initializers, regularizers
+from . import _config
 from .base import Layer
 
 _MATMUL = lookup("matmul")
@@ -18,6 +19,7 @@ class Dense(Layer):
         layer = Dense(10, activation="relu")
         layer(minitf.random.normal([7, 5])).shape    # (7, 10); layer.kernel.shape == (5, 10)
     """
+    _cast_integers = True
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
@@ -30,8 +32,8 @@ class Dense(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel_constraint = kernel_constraint
         self.bias_constraint = bias_constraint
         self._linear = self.activation is activations.linear
@@ -75,8 +77,7 @@ class Dense(Layer):
     def get_config(self):
         return {**super().get_config(), "units": self.units,
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+                **_config.weights(self, "kernel", "bias")}
 
 
 class Dropout(Layer):
@@ -111,6 +112,9 @@ class Flatten(Layer):
         super().__init__(**kwargs)
         if data_format not in (None, "channels_last"):
             raise ValueError("Flatten: only data_format='channels_last' is supported")
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": "channels_last"}
 
     def call(self, inputs):
         shape = inputs._value.shape

@@ -182,3 +182,55 @@ class Activation(Layer):
 
 
 __all__ = ["Dense", "Dropout", "Flatten", "Reshape", "Activation"]
+
+
+class Lambda(Layer):
+    """Wrap a function of tensors as a layer: ``Lambda(lambda x: x ** 2)``.
+
+    ``arguments`` are extra keyword arguments for the function; ``training`` is passed when the
+    function accepts it. A Lambda holds Python code, so it has no config: models containing one
+    can save their weights (``save_weights``) but not their architecture (write a Layer
+    subclass instead).
+    """
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        if not callable(function):
+            raise TypeError(f"Lambda: function must be callable, got {type(function).__name__}")
+        self.function = function
+        self.arguments = dict(arguments or {})
+        self._fixed_output_shape = None if output_shape is None or callable(output_shape) \
+            else tuple(output_shape)
+        self._output_shape_fn = output_shape if callable(output_shape) else None
+        import inspect
+        try:
+            params = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            params = {}
+        object.__setattr__(self, "_fn_training", "training" in params)
+
+    def call(self, inputs, training=None):
+        kwargs = dict(self.arguments)
+        if self._fn_training:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)
+
+    def compute_output_spec(self, inputs, *args, **kwargs):
+        if self._fixed_output_shape is None and self._output_shape_fn is None:
+            return self._dummy_spec(inputs, args, kwargs)
+        shape = inputs.shape
+        out = (self._output_shape_fn(shape) if self._output_shape_fn is not None
+               else (shape[0],) + self._fixed_output_shape)
+        from ...tensor import TensorShape
+        return (TensorShape(out), inputs.dtype if not inputs.dtype.is_floating
+                else self._compute_dtype)
+
+    def get_config(self):
+        raise ValueError(
+            f"Lambda layer {self.name!r} wraps Python code "
+            f"({getattr(self.function, '__name__', self.function)!r}), "
+            f"which minitf never serializes or executes from a file: subclass "
+            f"keras.layers.Layer instead (with get_config), or save only the weights")
+
+
+__all__.append("Lambda")

@@ -84,7 +84,11 @@ random = _NS(normal=_random.normal, uniform=_random.uniform, set_seed=_random.se
              truncated_normal=_random.truncated_normal, shuffle=_random.shuffle)
 autodiff = _NS(ForwardAccumulator=ForwardAccumulator)
 
+from .module import Module, init_scope, name_scope  # noqa: E402
 from . import keras  # noqa: E402 - the Keras layer builds on everything above
+from . import checkpoint as _checkpoint  # noqa: E402
+train = _NS(Checkpoint=_checkpoint.Checkpoint, CheckpointManager=_checkpoint.CheckpointManager,
+            latest_checkpoint=_checkpoint.latest_checkpoint)
 from .keras import (activations, initializers, layers, losses, metrics,  # noqa: E402
                     mixed_precision, optimizers)
 

@@ -220,6 +220,18 @@ class Functional(Model):
     def output(self):
         return self._outputs_struct
 
+    @property
+    def input_names(self):
+        return [t._node.layer.name for t in self._flat_inputs]
+
+    @property
+    def output_names(self):
+        """The names of the layers producing the outputs (the keys of a dict of outputs)."""
+        struct = self._outputs_struct
+        if isinstance(struct, dict):
+            return sorted(struct)
+        return [t._node.layer.name for t in flatten(struct)]
+
     def _summary_rows(self):
         return [(layer, layer._output_shape) for layer in self._layers]
 
@@ -348,6 +360,15 @@ class Sequential(Model):
     @property
     def output(self):
         return self._graph[1] if self._graph else Layer.output.fget(self)
+
+    @property
+    def inputs(self):
+        """``[input]`` once the model knows its input shape."""
+        return [self.input]
+
+    @property
+    def outputs(self):
+        return [self.output]
 
     def _maybe_build(self):
         if self._input_layer is not None:

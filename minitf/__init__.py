@@ -88,7 +88,8 @@ from .module import Module, init_scope, name_scope  # noqa: E402
 from . import keras  # noqa: E402 - the Keras layer builds on everything above
 from . import checkpoint as _checkpoint  # noqa: E402
 train = _NS(Checkpoint=_checkpoint.Checkpoint, CheckpointManager=_checkpoint.CheckpointManager,
-            latest_checkpoint=_checkpoint.latest_checkpoint)
+            latest_checkpoint=_checkpoint.latest_checkpoint,
+            list_variables=_checkpoint.list_variables)
 from .keras import (activations, initializers, layers, losses, metrics,  # noqa: E402
                     mixed_precision, optimizers)
 

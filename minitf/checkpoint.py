@@ -291,6 +291,7 @@ class Checkpoint:
                 used.update(mine)
                 object.__setattr__(layer, "_deferred_restore", _deferred(
                     prefix, mine, saved_opt, optimizers))
+                _register_pending(layer, prefix, mine)
                 deferred.append((prefix, layer))
         var_of = dict(variables)
         for prefix, opt in optimizers.items():
@@ -313,10 +314,41 @@ def _assign(var, value, path):
     var.assign(B.from_numpy(value, dtype=var._value.dtype))
 
 
+_PENDING = []  # [(layer, prefix, saved values)] of layers restored before they were built
+
+
+def _on_new_weight(var):
+    """Assign a restored value to a weight as it is created inside a pending layer, so that
+    even the first call computes with the restored values."""
+    for layer, prefix, saved in _PENDING:
+        paths = {}
+        _layer_paths(layer, prefix, paths, set())
+        for path, v in paths.items():
+            if v is var and path in saved:
+                _assign(var, saved[path], path)
+                return
+
+
+def _register_pending(layer, prefix, saved):
+    from .keras.layers.base import WEIGHT_HOOKS
+    _PENDING[:] = [p for p in _PENDING if p[0] is not layer] + [(layer, prefix, saved)]
+    if _on_new_weight not in WEIGHT_HOOKS:
+        WEIGHT_HOOKS.append(_on_new_weight)
+
+
+def _unregister_pending(layer):
+    from .keras.layers.base import WEIGHT_HOOKS
+    _PENDING[:] = [p for p in _PENDING if p[0] is not layer]
+    if not _PENDING and _on_new_weight in WEIGHT_HOOKS:
+        WEIGHT_HOOKS.remove(_on_new_weight)
+
+
 def _deferred(prefix, saved, saved_opt, optimizers):
-    """What an unbuilt layer runs after its first call: assign its saved values, then hand
-    the optimizers the slots of its variables."""
+    """What an unbuilt layer runs after its first call: assign its saved values (weights
+    created in that call already got theirs), then hand the optimizers the slots of its
+    variables."""
     def restore(layer):
+        _unregister_pending(layer)
         variables = {}
         _layer_paths(layer, prefix, variables, set())
         missing = [p for p in variables if p not in saved]
@@ -394,6 +426,22 @@ def _write_state(directory, prefixes):
         except OSError:
             pass
         raise
+
+
+def list_variables(ckpt_dir_or_file):
+    """``[(object path, shape)]`` of the variables saved in a checkpoint (a prefix, or a
+    directory: its latest checkpoint), sorted by path."""
+    from .training.checkpoint import read_tree
+    import h5py
+    path = os.fspath(ckpt_dir_or_file)
+    if os.path.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise FileNotFoundError(f"list_variables: no checkpoint in directory {path!r}")
+        path = latest
+    with h5py.File(_data_file(path), "r") as f:
+        saved = read_tree(f)["variables"]
+    return sorted((p, list(np.shape(v))) for p, v in saved.items())
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
@@ -490,4 +538,5 @@ class CheckpointManager:
         return path
 
 
-__all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "latest_checkpoint"]
+__all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "latest_checkpoint",
+           "list_variables"]

@@ -53,6 +53,10 @@ from .tracking import (_CTX, TrackedDict, TrackedList, _bump, _wrap, clear_sessi
                        to_snake_case, unique_name)
 
 
+#: Called with every new weight (``tf.train.Checkpoint`` assigns restored values on creation).
+WEIGHT_HOOKS = []
+
+
 def _trackable(value):
     """Values the tracker records under their attribute name: layers, variables, tracked
     containers (they may receive layers later) and tuples holding state."""
@@ -461,8 +465,11 @@ class Layer:
             var._trainable = False
             self._frozen_ids.add(id(var))
         if regularizer is not None:
-            self._regularizers.append((var, regularizer))
+            from .. import regularizers
+            self._regularizers.append((var, regularizers.get(regularizer)))
         _bump()
+        for hook in WEIGHT_HOOKS:
+            hook(var)
         return var
 
     def get_weights(self):

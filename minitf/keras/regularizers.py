@@ -8,6 +8,7 @@ at every call and added with ``add_loss``.
     layer = Dense(4, kernel_regularizer=regularizers.l2(1e-3))
     # layer.losses == [1e-3 * sum(kernel ** 2)]
 """
+from ..ops.convert import convert_to_tensor
 from ..ops.math_ops import abs as _abs, cast, square
 from ..ops.reduce_ops import reduce_sum
 
@@ -37,6 +38,7 @@ class Regularizer:
 
 
 def _as_float(x):
+    x = convert_to_tensor(x)
     return x if x.dtype.is_floating else cast(x, "float32")
 
 

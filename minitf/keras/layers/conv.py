@@ -45,12 +45,14 @@ class Conv2D(Layer):
     _cast_integers = True
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True,
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         _channels_last(data_format, "Conv2D")
+        if groups != 1:
+            raise ValueError(f"Conv2D: only groups=1 is supported, got {groups}")
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size, "Conv2D kernel_size")
         self.strides = _pair(strides, "Conv2D strides")
@@ -259,12 +261,14 @@ class Conv1D(Layer):
     _cast_integers = True
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
-                 dilation_rate=1, activation=None, use_bias=True,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         _channels_last(data_format, "Conv1D")
+        if groups != 1:
+            raise ValueError(f"Conv1D: only groups=1 is supported, got {groups}")
         self.filters = int(filters)
         self.kernel_size = _single(kernel_size, "Conv1D kernel_size")
         self.strides = _single(strides, "Conv1D strides")

@@ -41,7 +41,8 @@ def _is_layer(obj):
 
 def _is_optimizer(obj):
     from .keras.optimizers.base import Optimizer
-    return isinstance(obj, Optimizer)
+    from .keras.optimizers.loss_scale import LossScaleOptimizer
+    return isinstance(obj, (Optimizer, LossScaleOptimizer))
 
 
 def _check_trackable(name, obj):
@@ -361,13 +362,14 @@ def _deferred(prefix, saved, saved_opt, optimizers):
                     {k: v for k, v in saved_opt[opt_prefix].items()
                      if k.startswith(("slots/" + prefix + "/", "accumulators/" + prefix + "/"))},
                     variables)
+                inner = getattr(opt, "inner_optimizer", opt)
                 for key, value in state.items():
                     kind, rest = key.split("/", 1)
                     if kind == "slots":
                         var_key, slot = rest.rsplit("/", 1)
-                        opt._restore(var_key, slot, value)
+                        inner._restore(var_key, slot, value)
                     else:
-                        opt._restore(rest, None, value)
+                        inner._restore(rest, None, value)
         if missing:
             raise ValueError(f"checkpoint has no values for {missing[:10]} of layer "
                              f"{layer.name!r} (restored on its first call)")

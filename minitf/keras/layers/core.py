@@ -165,6 +165,7 @@ class Reshape(Layer):
 
 class Activation(Layer):
     """Apply an activation (a name such as ``"softmax"`` or a callable)."""
+    _cast_integers = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)

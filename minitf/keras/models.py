@@ -38,6 +38,14 @@ class Model(Trainer, Layer):
     def __init__(self, *args, **kwargs):
         Layer.__init__(self, *args, **kwargs)
 
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A functional config (with ``input_layers``) rebuilds a functional model; otherwise
+        ``cls(**config)`` as for layers."""
+        if cls is Model and "input_layers" in config and "layers" in config:
+            return Functional.from_config(config, custom_objects=custom_objects)
+        return cls(**config)
+
     def build(self, input_shape=None):
         """Create the weights by running the model once on zeros of ``input_shape`` (``None``
         dims as 1) in inference mode, without recording gradients."""
@@ -235,6 +243,22 @@ class Functional(Model):
     def _summary_rows(self):
         return [(layer, layer._output_shape) for layer in self._layers]
 
+    def get_config(self):
+        """Keras 3's functional config: the layers with their calls (``inbound_nodes``) and
+        the input/output tensors as ``[layer name, node index, tensor index]``."""
+        from .model_config import functional_config
+        nodes = _topological_nodes(list(flatten(self._outputs_struct)))
+        input_nodes = [t._node for t in self._flat_inputs]
+        nodes = input_nodes + [n for n in nodes if n not in input_nodes]
+        return functional_config(self, nodes)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """Rebuild the model (new weights) from ``get_config()``; ``custom_objects`` maps the
+        class names of your own layers to their classes."""
+        from .model_config import functional_from_config
+        return functional_from_config(cls, config, custom_objects)
+
     def _flatten_inputs(self, inputs):
         struct = self._inputs_struct
         if isinstance(struct, dict):
@@ -415,4 +439,12 @@ class Sequential(Model):
         return [(layer, layer._output_shape) for layer in self._layers]
 
     def get_config(self):
-        return {**super().get_config(), "layers": [type(lay).__name__ for lay in self._layers]}
+        """``name``, ``trainable``, ``dtype``, the serialized ``layers`` (an InputLayer first
+        when the model has one) and ``build_input_shape``."""
+        from .model_config import sequential_config
+        return sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .model_config import sequential_from_config
+        return sequential_from_config(cls, config, custom_objects)

@@ -242,3 +242,18 @@ def test_graph_errors_are_clear():
         layers.add([keras.Input((3,)), keras.Input((4,))])
     with pytest.raises(ValueError, match="expects 2 inputs"):
         keras.Model([a, b], out)([np.ones((1, 3), np.float32)] * 3)
+
+
+def test_functional_config_round_trip_with_custom_objects():
+    inputs = keras.Input((4,))
+    outputs = CustomDense(10)(inputs)
+    model = keras.Model(inputs, outputs)
+    config = model.get_config()
+    with pytest.raises(ValueError, match="custom_objects"):
+        keras.Model.from_config(config)
+    new_model = keras.Model.from_config(config, custom_objects={"CustomDense": CustomDense})
+    assert isinstance(new_model.layers[1], CustomDense)
+    assert new_model.count_params() == 50
+    new_model.set_weights(model.get_weights())
+    x = np.random.default_rng(4).normal(size=(2, 4)).astype("float32")
+    np.testing.assert_allclose(new_model(x).numpy(), model(x).numpy(), rtol=1e-6)

@@ -16,3 +16,4 @@ from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply
                       subtract)
 from .preprocessing import Normalization, Rescaling  # noqa: F401
 from .reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
+from .serialization import deserialize, serialize  # noqa: F401

@@ -861,6 +861,8 @@ class InputLayer(Layer):
 
     def __init__(self, shape=None, batch_size=None, dtype=None, batch_shape=None, name=None,
                  input_shape=None, **kwargs):
+        kwargs.pop("sparse", None)
+        kwargs.pop("ragged", None)
         if shape is None and input_shape is not None:
             shape = input_shape
         if batch_shape is None:
@@ -884,6 +886,10 @@ class InputLayer(Layer):
     @property
     def batch_shape(self):
         return tuple(self._input_tensor.shape)
+
+    def get_config(self):
+        return {"batch_shape": list(self._input_tensor.shape),
+                "dtype": self._input_tensor.dtype.name, "sparse": False, "name": self.name}
 
     def call(self, inputs):
         return inputs

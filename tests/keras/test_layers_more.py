@@ -165,6 +165,23 @@ def test_reshaping_layers():
         layers.Cropping2D(3)(x)
 
 
+def test_one_dimensional_reshaping_and_identity_layers():
+    x = RNG.normal(size=(2, 5, 3)).astype("float32")
+    np.testing.assert_array_equal(layers.ZeroPadding1D((1, 2))(x).numpy(),
+                                  np.pad(x, ((0, 0), (1, 2), (0, 0))))
+    np.testing.assert_array_equal(layers.Cropping1D((1, 2))(x).numpy(), x[:, 1:3])
+    np.testing.assert_array_equal(layers.UpSampling1D(3)(x).numpy(), x.repeat(3, axis=1))
+    np.testing.assert_array_equal(layers.Identity()(x).numpy(), x)
+    reg = layers.ActivityRegularization(l1=0.1, l2=0.01)
+    reg(x)
+    np.testing.assert_allclose(float(reg.losses[0]),
+                               0.1 * np.abs(x).sum() + 0.01 * (x ** 2).sum(), rtol=1e-5)
+    noise = layers.GaussianNoise(0.5)
+    np.testing.assert_array_equal(noise(x).numpy(), x)
+    noisy = noise(np.zeros((200, 50), np.float32), training=True).numpy()
+    assert abs(noisy.std() - 0.5) < 0.02
+
+
 def test_rescaling_and_normalization():
     pixels = np.array([[0, 128, 255]], np.uint8)
     y = layers.Rescaling(1.0 / 255)(pixels)
@@ -246,6 +263,10 @@ ALL_LAYERS = [
     lambda: layers.UpSampling2D(3), lambda: layers.RepeatVector(3),
     lambda: layers.Permute((2, 1)), lambda: layers.Rescaling(0.5, 1.0),
     lambda: layers.Normalization(mean=[1.0, 2.0], variance=[1.0, 4.0]),
+    lambda: layers.ZeroPadding1D((1, 2)), lambda: layers.Cropping1D(2),
+    lambda: layers.UpSampling1D(3), lambda: layers.Identity(),
+    lambda: layers.ActivityRegularization(l1=0.5), lambda: layers.GaussianNoise(0.1),
+    lambda: layers.Dense(2, activity_regularizer="l1"),
 ]
 
 

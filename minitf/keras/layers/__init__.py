@@ -17,3 +17,5 @@ from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply
 from .preprocessing import Normalization, Rescaling  # noqa: F401
 from .reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
 from .serialization import deserialize, serialize  # noqa: F401
+from .core import ActivityRegularization, GaussianNoise, Identity  # noqa: F401
+from .reshaping import Cropping1D, UpSampling1D, ZeroPadding1D  # noqa: F401

@@ -235,3 +235,56 @@ class Lambda(Layer):
 
 
 __all__.append("Lambda")
+
+
+class Identity(Layer):
+    """Returns its inputs unchanged."""
+    _passthrough_dtype = True
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+
+class ActivityRegularization(Layer):
+    """Identity that adds ``l1 * sum(|x|) + l2 * sum(x ** 2)`` of its inputs to the losses."""
+
+    def __init__(self, l1=0.0, l2=0.0, **kwargs):
+        from .. import regularizers
+        super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
+        self.l1, self.l2 = float(l1), float(l2)
+
+    def call(self, inputs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("activity_regularizer", None)
+        return {**config, "l1": self.l1, "l2": self.l2}
+
+
+class GaussianNoise(Layer):
+    """Adds zero-mean Gaussian noise of standard deviation ``stddev`` when training."""
+
+    def __init__(self, stddev, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.stddev = float(stddev)
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if training and self.stddev > 0:
+            from ...ops import random_ops
+            return inputs + random_ops.normal(inputs.shape, stddev=self.stddev,
+                                              dtype=inputs.dtype)
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "stddev": self.stddev, "seed": self.seed}
+
+
+__all__ += ["Identity", "ActivityRegularization", "GaussianNoise"]

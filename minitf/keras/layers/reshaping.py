@@ -177,3 +177,84 @@ class Permute(_Shaping):
 
 
 __all__ = ["ZeroPadding2D", "Cropping2D", "UpSampling2D", "RepeatVector", "Permute"]
+
+
+def _pair_1d(value, what):
+    if isinstance(value, int):
+        value = (value, value)
+    value = tuple(int(v) for v in value)
+    if len(value) != 2 or min(value) < 0:
+        raise ValueError(f"{what} must be an int or a pair of ints >= 0, got {value!r}")
+    return value
+
+
+class ZeroPadding1D(_Shaping):
+    """Pad the steps axis of ``(batch, steps, features)`` with zeros (``padding``: an int or
+    ``(left, right)``)."""
+
+    def __init__(self, padding=1, **kwargs):
+        super().__init__(**kwargs)
+        self.padding = _pair_1d(padding, "ZeroPadding1D padding")
+
+    def call(self, inputs):
+        _check_rank(self, inputs.shape, 3, "(batch, steps, features)")
+        return array_ops.pad(inputs, [[0, 0], list(self.padding), [0, 0]])
+
+    def compute_output_shape(self, input_shape):
+        _check_rank(self, input_shape, 3, "(batch, steps, features)")
+        n, steps, c = input_shape
+        return (n, None if steps is None else steps + sum(self.padding), c)
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding}
+
+
+class Cropping1D(_Shaping):
+    """Remove steps at both ends of ``(batch, steps, features)``."""
+
+    def __init__(self, cropping=(1, 1), **kwargs):
+        super().__init__(**kwargs)
+        self.cropping = _pair_1d(cropping, "Cropping1D cropping")
+
+    def call(self, inputs):
+        _check_rank(self, inputs.shape, 3, "(batch, steps, features)")
+        steps = inputs.shape[1]
+        left, right = self.cropping
+        if left + right >= steps:
+            raise ValueError(f"Cropping1D {self.name!r}: cropping {self.cropping} leaves nothing "
+                             f"of {steps} steps")
+        return inputs[:, left:steps - right, :]
+
+    def compute_output_shape(self, input_shape):
+        n, steps, c = input_shape
+        return (n, None if steps is None else steps - sum(self.cropping), c)
+
+    def get_config(self):
+        return {**super().get_config(), "cropping": self.cropping}
+
+
+class UpSampling1D(_Shaping):
+    """Repeat each step ``size`` times."""
+
+    def __init__(self, size=2, **kwargs):
+        super().__init__(**kwargs)
+        self.size = int(size)
+        if self.size < 1:
+            raise ValueError(f"UpSampling1D: size must be >= 1, got {size!r}")
+
+    def call(self, inputs):
+        _check_rank(self, inputs.shape, 3, "(batch, steps, features)")
+        n, steps, c = inputs.shape
+        x = array_ops.broadcast_to(array_ops.reshape(inputs, (n, steps, 1, c)),
+                                   (n, steps, self.size, c))
+        return array_ops.reshape(x, (n, steps * self.size, c))
+
+    def compute_output_shape(self, input_shape):
+        n, steps, c = input_shape
+        return (n, None if steps is None else steps * self.size, c)
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size}
+
+
+__all__ += ["ZeroPadding1D", "Cropping1D", "UpSampling1D"]

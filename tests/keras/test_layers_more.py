@@ -111,6 +111,16 @@ def test_activation_layers():
     np.testing.assert_allclose(masked.numpy(), em / em.sum(), rtol=1e-5, atol=1e-7)
 
 
+def test_prelu_learns_its_slopes():
+    x = RNG.normal(size=(4, 3)).astype("float32")
+    layer = layers.PReLU(alpha_initializer=keras.initializers.Constant(0.25))
+    np.testing.assert_allclose(layer(x).numpy(), np.where(x > 0, x, 0.25 * x), rtol=1e-6)
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(layer(x))
+    np.testing.assert_allclose(tape.gradient(y, layer.alpha).numpy(),
+                               np.minimum(x, 0).sum(axis=0), rtol=1e-5)
+
+
 def test_merge_layers_against_numpy():
     a, b, c = (RNG.normal(size=(3, 4)).astype("float32") for _ in range(3))
     np.testing.assert_allclose(layers.add([a, b, c]).numpy(), a + b + c, rtol=1e-6)
@@ -267,6 +277,7 @@ ALL_LAYERS = [
     lambda: layers.UpSampling1D(3), lambda: layers.Identity(),
     lambda: layers.ActivityRegularization(l1=0.5), lambda: layers.GaussianNoise(0.1),
     lambda: layers.Dense(2, activity_regularizer="l1"),
+    lambda: layers.PReLU(shared_axes=[1]),
 ]
 
 

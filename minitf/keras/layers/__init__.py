@@ -6,7 +6,7 @@ from .conv import (AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling2D, 
 from .core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
-from .activation import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
+from .activation import ELU, LeakyReLU, PReLU, ReLU, Softmax  # noqa: F401
 from .conv import (AveragePooling1D, AvgPool1D, Conv1D, Conv2DTranspose,  # noqa: F401
                    Convolution1D, Convolution2D, GlobalAveragePooling1D, GlobalAvgPool1D,
                    GlobalMaxPool1D, GlobalMaxPooling1D, MaxPool1D, MaxPooling1D)

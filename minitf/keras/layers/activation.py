@@ -90,3 +90,46 @@ class Softmax(_Elementwise):
 
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "Softmax"]
+
+
+class PReLU(_Elementwise):
+    """Leaky ReLU with a learned slope per feature: ``max(x, 0) + alpha * min(x, 0)``;
+    ``shared_axes`` (1-based, batch excluded) share one slope along those axes."""
+
+    def __init__(self, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None,
+                 shared_axes=None, **kwargs):
+        from .. import initializers, regularizers
+        super().__init__(**kwargs)
+        self.alpha_initializer = initializers.get(alpha_initializer)
+        self.alpha_regularizer = regularizers.get(alpha_regularizer)
+        self.alpha_constraint = alpha_constraint
+        if shared_axes is None:
+            self.shared_axes = None
+        else:
+            self.shared_axes = tuple([shared_axes] if isinstance(shared_axes, int)
+                                     else shared_axes)
+
+    def build(self, input_shape):
+        shape = list(input_shape[1:])
+        for axis in self.shared_axes or ():
+            shape[axis - 1] = 1
+        if any(d is None for d in shape):
+            raise ValueError(f"PReLU {self.name!r}: input shape {tuple(input_shape)} has unknown "
+                             f"dimensions; share them with shared_axes")
+        self.alpha = self.add_weight(name="alpha", shape=tuple(shape),
+                                     initializer=self.alpha_initializer,
+                                     regularizer=self.alpha_regularizer,
+                                     constraint=self.alpha_constraint)
+
+    def call(self, inputs):
+        from ...ops import math_ops
+        positive = math_ops.maximum(inputs, 0.0)
+        return positive + self.alpha * math_ops.minimum(inputs, 0.0)
+
+    def get_config(self):
+        from . import _config
+        return {**super().get_config(), **_config.weights(self, "alpha"),
+                "shared_axes": self.shared_axes}
+
+
+__all__.append("PReLU")

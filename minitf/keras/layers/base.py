@@ -49,6 +49,8 @@ from ...tensor import Tensor, TensorShape, Variable
 from .. import initializers
 from .. import mixed_precision
 from . import tracking
+from .auto_config import has_own_init as _has_own_init
+from .auto_config import record_init_args as _record_init_args
 from .tracking import (_CTX, TrackedDict, TrackedList, _bump, _wrap, clear_session,  # noqa: F401
                        to_snake_case, unique_name)
 
@@ -792,46 +794,6 @@ class Layer:
 
 
 tracking.STATE_TYPES = (Layer, Variable)
-
-_PLAIN = (int, float, str, bool, type(None))
-
-
-def _plain(value):
-    if isinstance(value, _PLAIN):
-        return True
-    if isinstance(value, (list, tuple)):
-        return all(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
-    return False
-
-
-def _has_own_init(cls):
-    return any("__init__" in c.__dict__ for c in cls.__mro__
-               if c.__module__.split(".")[0] != "minitf")
-
-
-def _record_init_args(obj, cls, args, kwargs):
-    """Keep the constructor arguments of a user subclass for the default ``get_config``."""
-    if not _has_own_init(cls):
-        return
-    try:
-        bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
-    except TypeError:
-        return
-    config = {}
-    for name, value in list(bound.arguments.items())[1:]:
-        kind = inspect.signature(cls.__init__).parameters[name].kind
-        if kind is inspect.Parameter.VAR_KEYWORD:
-            config.update(value)
-        elif kind is inspect.Parameter.VAR_POSITIONAL:
-            if value:
-                return
-        else:
-            config[name] = value
-    if _plain(config):
-        object.__setattr__(obj, "_auto_config", config)
-
 
 def _map_leaves(fn, value, is_leaf):
     """Apply ``fn`` to the leaves of a nest whose leaves may themselves be tuples (shapes)."""

@@ -508,5 +508,6 @@ def get(identifier):
 
 __all__ = ["Metric", "Mean", "MeanMetricWrapper", "Accuracy", "SparseCategoricalAccuracy",
            "CategoricalAccuracy", "BinaryAccuracy", "MeanSquaredError", "MeanAbsoluteError",
-           "RootMeanSquaredError", "Sum", "Precision", "Recall", "AUC", "accuracy", "sparse_categorical_accuracy",
+           "RootMeanSquaredError", "Sum", "Precision", "Recall", "AUC", "accuracy",
+           "sparse_categorical_accuracy",
            "categorical_accuracy", "get", "serialize", "deserialize"]

@@ -11,11 +11,11 @@ from ..ops import array_ops as _a, linalg_ops as _l, math_ops as _m, nn_ops as _
 from ..ops import reduce_ops as _r
 from ..ops.convert import convert_to_tensor  # noqa: F401
 from ..ops.einsum_ops import einsum  # noqa: F401
-from ..ops.math_ops import (abs, add, cast, ceil, cos, divide, equal, exp, expm1, floor,  # noqa: F401,A004
-                            greater, greater_equal, less, less_equal, log, log1p, logical_and,
-                            logical_not, logical_or, maximum, minimum, multiply, negative,
-                            not_equal, reciprocal, round, rsqrt, sigmoid, sign, sin, sqrt, square,
-                            subtract, tan, tanh, where)
+from ..ops.math_ops import (abs, add, cast, ceil, cos, divide, equal, exp,  # noqa: F401,A004
+                            expm1, floor, greater, greater_equal, less, less_equal, log, log1p,
+                            logical_and, logical_not, logical_or, maximum, minimum, multiply,
+                            negative, not_equal, reciprocal, round, rsqrt, sigmoid, sign, sin,
+                            sqrt, square, subtract, tan, tanh, where)
 from ..ops.array_ops import (expand_dims, reshape, squeeze, stack, tile, transpose,  # noqa: F401
                              zeros, ones, eye, one_hot)
 from ..ops.linalg_ops import matmul  # noqa: F401

@@ -274,8 +274,8 @@ def test_vae_custom_training_loop_reduces_loss():
     original_dim = 64
     # Smooth synthetic "images" in [0, 1]: a few prototypes plus noise.
     prototypes = rng.uniform(0, 1, (4, original_dim))
-    x_train = np.clip(prototypes[rng.integers(0, 4, 256)] + rng.normal(0, 0.05, (256, original_dim)),
-                      0, 1).astype("float32")
+    noise = rng.normal(0, 0.05, (256, original_dim))
+    x_train = np.clip(prototypes[rng.integers(0, 4, 256)] + noise, 0, 1).astype("float32")
     vae = VariationalAutoEncoder(original_dim, 32, 8)
     optimizer = keras.optimizers.Adam(learning_rate=1e-3)
     mse_loss_fn = keras.losses.MeanSquaredError()

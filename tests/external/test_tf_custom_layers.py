@@ -5,7 +5,8 @@ From the tutorial: ``Dense(10, input_shape=(None, 5))`` has a (5, 10) kernel and
 after being called on ``tf.zeros([10, 5])``; ``MyDenseLayer`` creates its kernel with
 ``add_weight("kernel", shape=[int(input_shape[-1]), num_outputs])`` in ``build``; the
 ``ResnetIdentityBlock(1, [1, 2, 3])`` model (three Conv2D + BatchNormalization pairs and a
-residual add) has 6 layers and 41 parameters; the equivalent ``Sequential`` model runs on ``tf.zeros([1, 2, 3, 3])``.
+residual add) has 6 layers and 41 parameters; the equivalent ``Sequential`` model runs on
+``tf.zeros([1, 2, 3, 3])``.
 """
 import numpy as np
 

@@ -448,3 +448,23 @@ class Sequential(Model):
     def from_config(cls, config, custom_objects=None):
         from .model_config import sequential_from_config
         return sequential_from_config(cls, config, custom_objects)
+
+
+def clone_model(model, input_tensors=None, clone_function=None, custom_objects=None):
+    """A new model with the same architecture and freshly initialised weights, rebuilt from
+    ``model.get_config()`` (``clone_function(layer)`` may replace each layer's copy).
+    Copy the weights with ``clone.set_weights(model.get_weights())``."""
+    from .layers.serialization import deserialize, serialize
+    if input_tensors is not None:
+        raise ValueError("clone_model: input_tensors is not supported")
+    if clone_function is not None and isinstance(model, Sequential):
+        clone = Sequential(name=model.name)
+        if model._input_layer is not None:
+            kt = model._input_layer._input_tensor
+            clone.add(Input(batch_shape=tuple(kt.shape), dtype=kt.dtype.name))
+        for layer in model.layers:
+            clone.add(clone_function(layer))
+        return clone
+    if clone_function is not None:
+        raise ValueError("clone_model: clone_function is supported for Sequential models only")
+    return deserialize(serialize(model), custom_objects)

@@ -68,3 +68,18 @@ def test_models_with_lambda_refuse_to_serialize():
     model = keras.Model(inputs, layers.Lambda(lambda t: t + 1)(inputs))
     with pytest.raises(ValueError, match="never serializes"):
         model.get_config()
+
+
+def test_clone_model_has_new_weights_and_the_same_architecture():
+    a = keras.Input((3,))
+    model = keras.Model(a, layers.Dense(4, activation="relu")(layers.Dense(5)(a)))
+    clone = keras.models.clone_model(model)
+    assert clone.count_params() == model.count_params()
+    assert not np.array_equal(clone.layers[1].kernel.numpy(), model.layers[1].kernel.numpy())
+    clone.set_weights(model.get_weights())
+    _same_outputs(model, clone, np.ones((2, 3), np.float32))
+    seq = keras.Sequential([keras.Input((3,)), layers.Dense(2), layers.Dense(1)])
+    replaced = keras.models.clone_model(
+        seq, clone_function=lambda layer: layers.Dense(layer.units, activation="tanh"))
+    assert [layer.activation.__name__ for layer in replaced.layers] == ["tanh", "tanh"]
+    assert replaced.count_params() == seq.count_params()

@@ -19,3 +19,7 @@ from .reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadd
 from .serialization import deserialize, serialize  # noqa: F401
 from .core import ActivityRegularization, GaussianNoise, Identity  # noqa: F401
 from .reshaping import Cropping1D, UpSampling1D, ZeroPadding1D  # noqa: F401
+from types import SimpleNamespace as _NS  # noqa: E402
+
+# TF 2.3-2.5 paths of the preprocessing layers, still found in tutorials.
+experimental = _NS(preprocessing=_NS(Rescaling=Rescaling, Normalization=Normalization))

@@ -102,15 +102,22 @@ def _collect(obj, prefix, variables, optimizers, layers, seen):
             _collect(item, f"{prefix}/{i}", variables, optimizers, layers, seen)
 
 
-def _optimizer_state(opt, path_of):
-    """The optimizer's state with slot keys rewritten from variable paths to object paths."""
-    state, out = opt.get_state(), {}
-    for key, value in state.items():
+def _inner(opt):
+    return getattr(opt, "inner_optimizer", opt)  # LossScaleOptimizer keeps the slots inside
+
+
+def _optimizer_state(opt, path_of_id):
+    """The optimizer's state with slot keys rewritten from the optimizer's own variable keys to
+    the object paths of the variables (matched by identity, not by name)."""
+    key_to_path = {e.key: path_of_id[id(e.var)] for e in _inner(opt)._entry_list
+                   if id(e.var) in path_of_id}
+    out = {}
+    for key, value in opt.get_state().items():
         for kind in ("slots/", "accumulators/"):
             if key.startswith(kind):
                 rest = key[len(kind):]
                 var_key, slot = rest.rsplit("/", 1) if kind == "slots/" else (rest, None)
-                target = path_of.get(var_key)
+                target = key_to_path.get(var_key)
                 if target is None:  # a variable outside this checkpoint: not saved
                     break
                 out[kind + target + ("" if slot is None else "/" + slot)] = value
@@ -120,8 +127,22 @@ def _optimizer_state(opt, path_of):
     return out
 
 
-def _to_optimizer_keys(state, var_of):
-    """Inverse of ``_optimizer_state`` for the variables now known."""
+def _to_optimizer_keys(opt, state, var_of):
+    """Inverse of ``_optimizer_state`` for the variables in ``var_of`` (object path ->
+    Variable). The optimizer's entries for them are created first (``build``), so each saved
+    slot lands on its own variable even when variable names repeat."""
+    slot_vars = []
+    for key in state:
+        for kind in ("slots/", "accumulators/"):
+            if key.startswith(kind):
+                rest = key[len(kind):]
+                obj_path = rest.rsplit("/", 1)[0] if kind == "slots/" else rest
+                if obj_path in var_of:
+                    slot_vars.append(var_of[obj_path])
+    inner = _inner(opt)
+    new = {id(v): v for v in slot_vars if id(v) not in inner._entries}
+    if new:
+        inner.build(list(new.values()))
     out, missing = {}, []
     for key, value in state.items():
         for kind in ("slots/", "accumulators/"):
@@ -132,7 +153,8 @@ def _to_optimizer_keys(state, var_of):
                 if var is None:
                     missing.append(key)
                     break
-                out[kind + var.path + ("" if slot is None else "/" + slot)] = value
+                var_key = inner._entries[id(var)].key
+                out[kind + var_key + ("" if slot is None else "/" + slot)] = value
                 break
         else:
             out[key] = value
@@ -233,9 +255,10 @@ class Checkpoint:
         """Write every object's state to ``file_prefix`` (+ ``.h5``); returns the prefix."""
         from .training.checkpoint import atomic_write, write_tree
         variables, optimizers, _ = self._gather()
-        path_of = {v.path: p for p, v in variables.items()}
+        path_of_id = {id(v): p for p, v in variables.items()}
         tree = {"variables": {p: B.to_numpy(v._value).copy() for p, v in variables.items()},
-                "optimizers": {p: _optimizer_state(o, path_of) for p, o in optimizers.items()}}
+                "optimizers": {p: _optimizer_state(o, path_of_id)
+                               for p, o in optimizers.items()}}
 
         def fill(f):
             f.attrs["format"] = _FORMAT
@@ -297,7 +320,7 @@ class Checkpoint:
         var_of = dict(variables)
         for prefix, opt in optimizers.items():
             if prefix in saved_opt:
-                state, _ = _to_optimizer_keys(saved_opt[prefix], var_of)
+                state, _ = _to_optimizer_keys(opt, saved_opt[prefix], var_of)
                 opt.set_state(state)
                 used.add("optimizers/" + prefix)
             else:
@@ -358,11 +381,11 @@ def _deferred(prefix, saved, saved_opt, optimizers):
                 _assign(var, saved[path], path)
         for opt_prefix, opt in optimizers.items():
             if opt_prefix in saved_opt:
-                state, _ = _to_optimizer_keys(
-                    {k: v for k, v in saved_opt[opt_prefix].items()
-                     if k.startswith(("slots/" + prefix + "/", "accumulators/" + prefix + "/"))},
-                    variables)
-                inner = getattr(opt, "inner_optimizer", opt)
+                mine = {k: v for k, v in saved_opt[opt_prefix].items()
+                        if k.startswith(("slots/" + prefix + "/",
+                                         "accumulators/" + prefix + "/"))}
+                state, _ = _to_optimizer_keys(opt, mine, variables)
+                inner = _inner(opt)
                 for key, value in state.items():
                     kind, rest = key.split("/", 1)
                     if kind == "slots":

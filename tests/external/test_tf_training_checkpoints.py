@@ -124,3 +124,37 @@ def test_errors_name_the_problem(tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path / "nothing")) is None
     # No temporary files are left behind.
     assert sorted(os.listdir(str(tmp_path))) == ["v.h5"]
+
+
+class Linear(tf.Module):
+    """Two unnamed Variables: the optimizer must not mix up their slots."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable([[1.0], [-2.0]])
+        self.b = tf.Variable([0.5])
+
+    def __call__(self, x):
+        return x @ self.w + self.b
+
+
+def test_module_and_optimizer_slots_restore_by_identity(tmp_path):
+    x = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]], np.float32)
+    y = np.array([[1.0], [2.0], [0.0]], np.float32)
+
+    def step(model, opt):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return float(loss)
+
+    model, opt = Linear(), tf.keras.optimizers.Adam(0.1)
+    for _ in range(3):
+        step(model, opt)
+    path = tf.train.Checkpoint(model=model, opt=opt).write(os.path.join(str(tmp_path), "lin"))
+    continued = [step(model, opt) for _ in range(3)]
+
+    fresh, fresh_opt = Linear(), tf.keras.optimizers.Adam(0.1)
+    tf.train.Checkpoint(model=fresh, opt=fresh_opt).read(path).assert_consumed()
+    np.testing.assert_allclose([step(fresh, fresh_opt) for _ in range(3)], continued, rtol=1e-6)

@@ -95,7 +95,12 @@ linalg.diag_part = _linalg.diag_part
 nn.embedding_lookup = _nn.embedding_lookup
 from .functional import map_fn, vectorized_map  # noqa: E402
 
+from .module import Module, init_scope, name_scope  # noqa: E402
 from . import keras  # noqa: E402 - the Keras layer builds on everything above
+from . import checkpoint as _checkpoint  # noqa: E402
+train = _NS(Checkpoint=_checkpoint.Checkpoint, CheckpointManager=_checkpoint.CheckpointManager,
+            latest_checkpoint=_checkpoint.latest_checkpoint,
+            list_variables=_checkpoint.list_variables)
 from .keras import (activations, initializers, layers, losses, metrics,  # noqa: E402
                     mixed_precision, optimizers)
 

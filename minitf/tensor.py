@@ -211,6 +211,10 @@ def host_value(tensor, what):
     return value[()] if value.ndim == 0 else value
 
 
+#: The active ``tf.name_scope`` names, outermost first (see ``minitf.module``).
+_NAME_SCOPE = []
+
+
 class Variable(Tensor):
     """Mutable state: ``assign``, ``assign_add``, ``assign_sub`` update it in place.
 
@@ -231,6 +235,8 @@ class Variable(Tensor):
         super().__init__(B.xp.array(value, copy=True))
         self._trainable = bool(trainable)
         self._name = name or "Variable"
+        if _NAME_SCOPE:  # inside tf.name_scope: "scope/name:0"
+            self._name = "/".join(_NAME_SCOPE) + "/" + self._name.split(":")[0] + ":0"
         self._constraint = constraint
 
     @property

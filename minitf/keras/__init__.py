@@ -18,4 +18,4 @@ from .models import Model, Sequential  # noqa: F401
 from .trainer import History  # noqa: F401
 
 backend = _NS(clear_session=_clear_session, floatx=lambda: "float32")
-utils = _NS(clear_session=_clear_session)
+from . import ops, random, regularizers, utils  # noqa: E402,F401

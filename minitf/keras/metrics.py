@@ -15,7 +15,8 @@ from .. import dtypes
 from ..host import host_call
 from ..ops.array_ops import zeros
 from ..ops.convert import convert_to_tensor
-from ..ops.math_ops import divide_no_nan
+from .._state import PauseRecording
+from ..ops.math_ops import cast, divide_no_nan
 from ..tensor import Tensor, Variable
 
 
@@ -67,6 +68,8 @@ def _functional(array_fn, doc):
     def fn(y_true, y_pred):
         return Tensor(array_fn(_t(y_true)._value, _t(y_pred)._value))
     fn.__doc__ = doc
+    fn._array_fn = array_fn  # what MeanMetricWrapper runs in its host kernel
+    array_fn._array_fn = array_fn
     return fn
 
 
@@ -91,6 +94,13 @@ class Metric:
         self._dtype = dtypes.as_dtype(dtype or "float32")
         self._variables = []
 
+    def __setattr__(self, name, value):
+        # A Variable created elsewhere and assigned as an attribute is state too (reset, save).
+        if isinstance(value, Variable) and "_variables" in self.__dict__ and not any(
+                v is value for v in self._variables):
+            self._variables.append(value)
+        object.__setattr__(self, name, value)
+
     @property
     def dtype(self):
         return self._dtype.name
@@ -100,17 +110,42 @@ class Metric:
         return list(self._variables)
 
     def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None):
+        """A non-trainable state variable (``reset_state`` sets it back to zeros)."""
+        if "_variables" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before creating "
+                               f"state variables")
+        if isinstance(shape, str):  # TF's add_weight(name, shape, ...) order
+            shape, name = (), shape
         dtype = dtypes.as_dtype(dtype or self._dtype)
-        if initializer not in ("zeros", None):
-            raise ValueError(f"metric variables start at zero; got initializer {initializer!r}")
-        v = Variable(zeros(shape, dtype=dtype), trainable=False,
-                     name=f"{self.name}/{name or 'variable'}")
+        if initializer in ("zeros", None):
+            value = zeros(tuple(shape), dtype=dtype)
+        else:
+            from . import initializers
+            value = initializers.get(initializer)(tuple(shape), dtype=dtype)
+        v = Variable(value, trainable=False, name=f"{self.name}/{name or 'variable'}",
+                     dtype=dtype)
         self._variables.append(v)
         return v
 
+    def add_weight(self, name=None, shape=(), initializer="zeros", dtype=None, **kwargs):
+        """``add_variable`` under its TF/Keras name; ``aggregation``/``synchronization`` are
+        accepted and ignored (one device)."""
+        kwargs.pop("aggregation", None)
+        kwargs.pop("synchronization", None)
+        if kwargs:
+            raise TypeError(f"Metric.add_weight: unexpected keyword argument(s) {sorted(kwargs)}")
+        if name is not None and not isinstance(name, str):
+            name, shape = None, name
+        return self.add_variable(shape=shape, initializer=initializer, dtype=dtype, name=name)
+
     def reset_state(self):
+        """Set every state variable to zeros."""
         for v in self._variables:
             v.assign(zeros(v.shape, dtype=v.dtype))
+
+    def reset_states(self):
+        """The TF 2 name of ``reset_state``."""
+        self.reset_state()
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError
@@ -147,9 +182,9 @@ class Mean(Metric):
 
     def update_state(self, values, sample_weight=None):
         tensors = [_t(values)] + ([] if sample_weight is None else [_t(sample_weight)])
-        host_call(self._host_update, tensors)
+        host_call(self._host_values, tensors)
 
-    def _host_update(self, values, sample_weight=None):
+    def _host_values(self, values, sample_weight=None):
         self._accumulate(values, sample_weight)
 
     def _accumulate(self, values, sample_weight):
@@ -181,18 +216,33 @@ class Mean(Metric):
 
 
 class MeanMetricWrapper(Mean):
-    """The mean of ``fn(y_true, y_pred)`` per sample; ``fn`` works on backend arrays."""
+    """The mean of ``fn(y_true, y_pred, **kwargs)`` per sample, for any function of tensors
+    (a loss function such as ``keras.losses.mean_squared_error``, or your own)."""
 
-    def __init__(self, fn, name=None, dtype=None):
-        super().__init__(name=name, dtype=dtype)
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
         self._fn = fn
+        self._array_fn = getattr(fn, "_array_fn", None)
+        self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        tensors = [_t(y_true), _t(y_pred)] + ([] if sample_weight is None else [_t(sample_weight)])
-        host_call(self._host_update, tensors)
+        if self._array_fn is not None:
+            tensors = [_t(y_true), _t(y_pred)] + (
+                [] if sample_weight is None else [_t(sample_weight)])
+            host_call(self._host_update, tensors)
+            return
+        y_true, y_pred = _t(y_true), _t(y_pred)
+        if y_pred.dtype.is_floating and y_true.dtype != y_pred.dtype:
+            y_true = cast(y_true, y_pred.dtype)
+        with PauseRecording():
+            values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        Mean.update_state(self, values, sample_weight)
 
     def _host_update(self, y_true, y_pred, sample_weight=None):
-        self._accumulate(self._fn(y_true, y_pred), sample_weight)
+        self._accumulate(self._array_fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+
+    def get_config(self):
+        return {**super().get_config(), **self._fn_kwargs}
 
 
 class Accuracy(MeanMetricWrapper):
@@ -216,11 +266,209 @@ class CategoricalAccuracy(MeanMetricWrapper):
         super().__init__(_categorical_accuracy_array, name=name, dtype=dtype)
 
 
+def _binary_accuracy_array(y_true, y_pred, threshold=0.5):
+    y_true, y_pred = _same_rank(y_true, y_pred)
+    return (y_true == (y_pred > threshold).astype(y_true.dtype)).astype("float32").mean(axis=-1)
+
+
+def _mean_squared_error_array(y_true, y_pred):
+    y_true, y_pred = _same_rank(y_true, y_pred)
+    diff = y_pred.astype("float32") - y_true.astype("float32")
+    return (diff * diff).mean(axis=-1)
+
+
+def _mean_absolute_error_array(y_true, y_pred):
+    y_true, y_pred = _same_rank(y_true, y_pred)
+    return B.xp.abs(y_pred.astype("float32") - y_true.astype("float32")).mean(axis=-1)
+
+
+for _fn in (_binary_accuracy_array, _mean_squared_error_array, _mean_absolute_error_array):
+    _fn._array_fn = _fn
+
+
+class BinaryAccuracy(MeanMetricWrapper):
+    """How often ``y_pred > threshold`` equals the 0/1 label."""
+
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        super().__init__(_binary_accuracy_array, name=name, dtype=dtype,
+                         threshold=float(threshold))
+
+
+class MeanSquaredError(MeanMetricWrapper):
+    """The mean of ``mean((y_pred - y_true) ** 2, axis=-1)`` over samples."""
+
+    def __init__(self, name="mean_squared_error", dtype=None):
+        super().__init__(_mean_squared_error_array, name=name, dtype=dtype)
+
+
+class MeanAbsoluteError(MeanMetricWrapper):
+    """The mean of ``mean(|y_pred - y_true|, axis=-1)`` over samples."""
+
+    def __init__(self, name="mean_absolute_error", dtype=None):
+        super().__init__(_mean_absolute_error_array, name=name, dtype=dtype)
+
+
+class RootMeanSquaredError(MeanSquaredError):
+    """``sqrt`` of the mean squared error over everything seen."""
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def result(self):
+        from ..ops.math_ops import sqrt
+        return sqrt(super().result())
+
+
+class Sum(Metric):
+    """The (weighted) sum of the values seen."""
+
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(name="total")
+
+    def update_state(self, values, sample_weight=None):
+        tensors = [_t(values)] + ([] if sample_weight is None else [_t(sample_weight)])
+        host_call(self._host_update, tensors)
+
+    def _host_update(self, values, sample_weight=None):
+        dtype = self._dtype.np
+        values = values.astype(dtype, copy=False)
+        if sample_weight is not None:
+            values, sample_weight = _same_rank(values, sample_weight.astype(dtype, copy=False))
+            values = values * sample_weight
+        total = self.total._value
+        B.xp.add(total, values.sum(dtype=dtype), out=total)
+
+    def result(self):
+        return self.total + 0.0
+
+
+class _Confusion(Metric):
+    """Counts of true/false positives/negatives at fixed thresholds (predictions
+    ``> threshold`` are positive), accumulated on the host."""
+
+    def _init_thresholds(self, thresholds):
+        self.thresholds = [float(t) for t in thresholds]
+        n = len(self.thresholds)
+        self.true_positives = self.add_variable((n,), name="true_positives")
+        self.false_positives = self.add_variable((n,), name="false_positives")
+        self.true_negatives = self.add_variable((n,), name="true_negatives")
+        self.false_negatives = self.add_variable((n,), name="false_negatives")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        tensors = [_t(y_true), _t(y_pred)] + ([] if sample_weight is None else [_t(sample_weight)])
+        host_call(self._host_update, tensors)
+
+    def _host_update(self, y_true, y_pred, sample_weight=None):
+        xp = B.xp
+        dtype = self._dtype.np
+        y_pred = self._transform(y_pred.astype(dtype, copy=False))
+        shape = y_pred.shape
+        y_pred = y_pred.reshape(-1)
+        y_true = y_true.astype(dtype, copy=False).reshape(-1)
+        if y_true.shape != y_pred.shape:
+            raise ValueError(f"{type(self).__name__}: y_true and y_pred must have the same "
+                             f"number of values, got {y_true.size} and {y_pred.size}")
+        if sample_weight is None:
+            w = xp.ones_like(y_pred)
+        else:
+            w = sample_weight.astype(dtype, copy=False)
+            w = w.reshape(w.shape + (1,) * (len(shape) - w.ndim))
+            w = xp.broadcast_to(w, shape).reshape(-1)
+        thresholds = xp.asarray(self.thresholds, dtype=dtype)
+        above = (y_pred[None, :] > thresholds[:, None]).astype(dtype)
+        pos = (y_true > 0.5).astype(dtype) * w
+        neg = (y_true <= 0.5).astype(dtype) * w
+        for var, counts in ((self.true_positives, above @ pos),
+                            (self.false_positives, above @ neg),
+                            (self.false_negatives, (1 - above) @ pos),
+                            (self.true_negatives, (1 - above) @ neg)):
+            xp.add(var._value, counts, out=var._value)
+
+    def _transform(self, y_pred):
+        return y_pred
+
+
+class Precision(_Confusion):
+    """``tp / (tp + fp)`` with predictions ``> thresholds`` (0.5) counted positive."""
+
+    def __init__(self, thresholds=None, name="precision", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self._init_thresholds([0.5] if thresholds is None else
+                              [thresholds] if isinstance(thresholds, (int, float)) else thresholds)
+        self._scalar = thresholds is None or isinstance(thresholds, (int, float))
+
+    def result(self):
+        r = divide_no_nan(self.true_positives, self.true_positives + self.false_positives)
+        return r[0] if self._scalar else r
+
+
+class Recall(Precision):
+    """``tp / (tp + fn)`` with predictions ``> thresholds`` (0.5) counted positive."""
+
+    def __init__(self, thresholds=None, name="recall", dtype=None):
+        super().__init__(thresholds=thresholds, name=name, dtype=dtype)
+
+    def result(self):
+        r = divide_no_nan(self.true_positives, self.true_positives + self.false_negatives)
+        return r[0] if self._scalar else r
+
+
+class AUC(_Confusion):
+    """Area under the ROC curve from ``num_thresholds`` evenly spaced thresholds (Keras'
+    ``summation_method``: 'interpolation' = trapezoids, 'minoring', 'majoring')."""
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation",
+                 name="auc", dtype=None, thresholds=None, from_logits=False):
+        super().__init__(name=name, dtype=dtype)
+        if str(curve).upper() != "ROC":
+            raise ValueError(f"AUC: only curve='ROC' is supported, got {curve!r}")
+        if summation_method not in ("interpolation", "minoring", "majoring"):
+            raise ValueError(f"AUC: summation_method must be 'interpolation', 'minoring' or "
+                             f"'majoring', got {summation_method!r}")
+        if thresholds is None:
+            if num_thresholds < 2:
+                raise ValueError(f"AUC: num_thresholds must be > 1, got {num_thresholds}")
+            inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        else:
+            inner = sorted(float(t) for t in thresholds)
+        self.curve, self.summation_method = "ROC", summation_method
+        self.num_thresholds = len(inner) + 2
+        self.from_logits = bool(from_logits)
+        self._init_thresholds([-1e-7] + inner + [1.0 + 1e-7])
+
+    def _transform(self, y_pred):
+        return 1 / (1 + B.xp.exp(-y_pred)) if self.from_logits else y_pred
+
+    def result(self):
+        from ..ops.math_ops import maximum, minimum
+        from ..ops.reduce_ops import reduce_sum
+        tpr = divide_no_nan(self.true_positives, self.true_positives + self.false_negatives)
+        fpr = divide_no_nan(self.false_positives, self.false_positives + self.true_negatives)
+        if self.summation_method == "interpolation":
+            heights = (tpr[:-1] + tpr[1:]) * 0.5
+        elif self.summation_method == "minoring":
+            heights = minimum(tpr[:-1], tpr[1:])
+        else:
+            heights = maximum(tpr[:-1], tpr[1:])
+        return reduce_sum((fpr[:-1] - fpr[1:]) * heights)
+
+    def get_config(self):
+        return {**super().get_config(), "num_thresholds": self.num_thresholds,
+                "curve": self.curve, "summation_method": self.summation_method,
+                "from_logits": self.from_logits}
+
+
 _CLASSES = {c.__name__: c for c in (Mean, Accuracy, SparseCategoricalAccuracy,
-                                    CategoricalAccuracy)}
+                                    CategoricalAccuracy, BinaryAccuracy, MeanSquaredError,
+                                    MeanAbsoluteError, RootMeanSquaredError, Sum, Precision,
+                                    Recall, AUC)}
 _NAMES = {"mean": Mean, "accuracy": Accuracy, "acc": Accuracy,
           "sparse_categorical_accuracy": SparseCategoricalAccuracy,
-          "categorical_accuracy": CategoricalAccuracy}
+          "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy,
+          "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
+          "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
+          "auc": AUC, "precision": Precision, "recall": Recall}
 
 
 def serialize(metric):
@@ -259,5 +507,7 @@ def get(identifier):
 
 
 __all__ = ["Metric", "Mean", "MeanMetricWrapper", "Accuracy", "SparseCategoricalAccuracy",
-           "CategoricalAccuracy", "accuracy", "sparse_categorical_accuracy",
+           "CategoricalAccuracy", "BinaryAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+           "RootMeanSquaredError", "Sum", "Precision", "Recall", "AUC", "accuracy",
+           "sparse_categorical_accuracy",
            "categorical_accuracy", "get", "serialize", "deserialize"]

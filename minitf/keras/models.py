@@ -33,10 +33,18 @@ class Model(Trainer, Layer):
     def __new__(cls, *args, **kwargs):
         if cls is Model and ("outputs" in kwargs or len(args) >= 2):
             return object.__new__(Functional)
-        return object.__new__(cls)
+        return Layer.__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
         Layer.__init__(self, *args, **kwargs)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A functional config (with ``input_layers``) rebuilds a functional model; otherwise
+        ``cls(**config)`` as for layers."""
+        if cls is Model and "input_layers" in config and "layers" in config:
+            return Functional.from_config(config, custom_objects=custom_objects)
+        return cls(**config)
 
     def build(self, input_shape=None):
         """Create the weights by running the model once on zeros of ``input_shape`` (``None``
@@ -220,8 +228,36 @@ class Functional(Model):
     def output(self):
         return self._outputs_struct
 
+    @property
+    def input_names(self):
+        return [t._node.layer.name for t in self._flat_inputs]
+
+    @property
+    def output_names(self):
+        """The names of the layers producing the outputs (the keys of a dict of outputs)."""
+        struct = self._outputs_struct
+        if isinstance(struct, dict):
+            return sorted(struct)
+        return [t._node.layer.name for t in flatten(struct)]
+
     def _summary_rows(self):
         return [(layer, layer._output_shape) for layer in self._layers]
+
+    def get_config(self):
+        """Keras 3's functional config: the layers with their calls (``inbound_nodes``) and
+        the input/output tensors as ``[layer name, node index, tensor index]``."""
+        from .model_config import functional_config
+        nodes = _topological_nodes(list(flatten(self._outputs_struct)))
+        input_nodes = [t._node for t in self._flat_inputs]
+        nodes = input_nodes + [n for n in nodes if n not in input_nodes]
+        return functional_config(self, nodes)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """Rebuild the model (new weights) from ``get_config()``; ``custom_objects`` maps the
+        class names of your own layers to their classes."""
+        from .model_config import functional_from_config
+        return functional_from_config(cls, config, custom_objects)
 
     def _flatten_inputs(self, inputs):
         struct = self._inputs_struct
@@ -349,6 +385,15 @@ class Sequential(Model):
     def output(self):
         return self._graph[1] if self._graph else Layer.output.fget(self)
 
+    @property
+    def inputs(self):
+        """``[input]`` once the model knows its input shape."""
+        return [self.input]
+
+    @property
+    def outputs(self):
+        return [self.output]
+
     def _maybe_build(self):
         if self._input_layer is not None:
             kt = self._input_layer._input_tensor
@@ -394,4 +439,32 @@ class Sequential(Model):
         return [(layer, layer._output_shape) for layer in self._layers]
 
     def get_config(self):
-        return {**super().get_config(), "layers": [type(lay).__name__ for lay in self._layers]}
+        """``name``, ``trainable``, ``dtype``, the serialized ``layers`` (an InputLayer first
+        when the model has one) and ``build_input_shape``."""
+        from .model_config import sequential_config
+        return sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .model_config import sequential_from_config
+        return sequential_from_config(cls, config, custom_objects)
+
+
+def clone_model(model, input_tensors=None, clone_function=None, custom_objects=None):
+    """A new model with the same architecture and freshly initialised weights, rebuilt from
+    ``model.get_config()`` (``clone_function(layer)`` may replace each layer's copy).
+    Copy the weights with ``clone.set_weights(model.get_weights())``."""
+    from .layers.serialization import deserialize, serialize
+    if input_tensors is not None:
+        raise ValueError("clone_model: input_tensors is not supported")
+    if clone_function is not None and isinstance(model, Sequential):
+        clone = Sequential(name=model.name)
+        if model._input_layer is not None:
+            kt = model._input_layer._input_tensor
+            clone.add(Input(batch_shape=tuple(kt.shape), dtype=kt.dtype.name))
+        for layer in model.layers:
+            clone.add(clone_function(layer))
+        return clone
+    if clone_function is not None:
+        raise ValueError("clone_model: clone_function is supported for Sequential models only")
+    return deserialize(serialize(model), custom_objects)

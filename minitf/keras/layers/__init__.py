@@ -6,3 +6,20 @@ from .conv import (AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling2D, 
 from .core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
+from .activation import ELU, LeakyReLU, PReLU, ReLU, Softmax  # noqa: F401
+from .conv import (AveragePooling1D, AvgPool1D, Conv1D, Conv2DTranspose,  # noqa: F401
+                   Convolution1D, Convolution2D, GlobalAveragePooling1D, GlobalAvgPool1D,
+                   GlobalMaxPool1D, GlobalMaxPooling1D, MaxPool1D, MaxPooling1D)
+from .core import Lambda  # noqa: F401
+from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply,  # noqa: F401
+                      Subtract, add, average, concatenate, dot, maximum, minimum, multiply,
+                      subtract)
+from .preprocessing import Normalization, Rescaling  # noqa: F401
+from .reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
+from .serialization import deserialize, serialize  # noqa: F401
+from .core import ActivityRegularization, GaussianNoise, Identity  # noqa: F401
+from .reshaping import Cropping1D, UpSampling1D, ZeroPadding1D  # noqa: F401
+from types import SimpleNamespace as _NS  # noqa: E402
+
+# TF 2.3-2.5 paths of the preprocessing layers, still found in tutorials.
+experimental = _NS(preprocessing=_NS(Rescaling=Rescaling, Normalization=Normalization))

@@ -49,8 +49,14 @@ from ...tensor import Tensor, TensorShape, Variable
 from .. import initializers
 from .. import mixed_precision
 from . import tracking
+from .auto_config import has_own_init as _has_own_init
+from .auto_config import record_init_args as _record_init_args
 from .tracking import (_CTX, TrackedDict, TrackedList, _bump, _wrap, clear_session,  # noqa: F401
                        to_snake_case, unique_name)
+
+
+#: Called with every new weight (``tf.train.Checkpoint`` assigns restored values on creation).
+WEIGHT_HOOKS = []
 
 
 def _trackable(value):
@@ -145,9 +151,16 @@ class Layer:
     _call_has_training = True
     _flat_attrs = frozenset()      # attributes whose container name is left out of paths
     _passthrough_dtype = False     # output dtype follows the input (Flatten, Reshape, pooling)
+    _cast_integers = False         # integer inputs are cast to the compute dtype (Dense, Conv...)
+
+    def __new__(cls, *args, **kwargs):
+        obj = object.__new__(cls)
+        _record_init_args(obj, cls, args, kwargs)
+        return obj
 
     def __init__(self, trainable=True, name=None, dtype=None, autocast=True, input_shape=None,
-                 batch_input_shape=None, batch_size=None, input_dim=None, **kwargs):
+                 batch_input_shape=None, batch_size=None, input_dim=None,
+                 activity_regularizer=None, **kwargs):
         kwargs.pop("dynamic", None)
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) "
@@ -172,6 +185,8 @@ class Layer:
             to_snake_case(type(self).__name__)))
         self._set_policy(dtype)
         s(self, "_autocast", bool(autocast))
+        from .. import regularizers
+        s(self, "activity_regularizer", regularizers.get(activity_regularizer))
         if batch_input_shape is None and input_dim is not None:
             input_shape = (input_dim,)
         if batch_input_shape is None and input_shape is not None:
@@ -189,6 +204,8 @@ class Layer:
         s(self, "_variable_dtype", dtypes.as_dtype(policy.variable_dtype))
         # The dtype float inputs are cast to, or None when the layer computes in a non-float type.
         s(self, "_cast_np", compute.np if compute.is_floating else None)
+        # The input kinds cast to it: floats always, integers and bools for numeric layers.
+        s(self, "_cast_kinds", "fiub" if self._cast_integers else "f")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -450,8 +467,11 @@ class Layer:
             var._trainable = False
             self._frozen_ids.add(id(var))
         if regularizer is not None:
-            self._regularizers.append((var, regularizer))
+            from .. import regularizers
+            self._regularizers.append((var, regularizers.get(regularizer)))
         _bump()
+        for hook in WEIGHT_HOOKS:
+            hook(var)
         return var
 
     def get_weights(self):
@@ -569,7 +589,7 @@ class Layer:
         if cls is Tensor or cls is Variable:
             cast_np = self._cast_np
             if (cast_np is not None and inputs._value.dtype != cast_np
-                    and inputs._value.dtype.kind == "f"):
+                    and inputs._value.dtype.kind in self._cast_kinds):
                 inputs = cast(inputs, cast_np)
         elif _is_symbolic(inputs):
             return self._symbolic_call(inputs, args, kwargs)
@@ -603,8 +623,15 @@ class Layer:
         if first and self._output_shape is None:
             object.__setattr__(self, "_output_shape", map_structure(
                 lambda t: _batchless(t.shape) if isinstance(t, Tensor) else None, outputs))
-        if root and ctx.builds != builds:
-            self._assign_paths()
+        if self.activity_regularizer is not None:
+            for out in flatten(outputs):
+                if isinstance(out, Tensor):
+                    self.add_loss(self.activity_regularizer(out))
+        if root:
+            if ctx.builds != builds:
+                self._assign_paths()
+            if self.__dict__.get("_deferred_restore") is not None:
+                self.__dict__.pop("_deferred_restore")(self)
         return outputs
 
     def _call_autocast(self, inputs, args, kwargs):
@@ -623,6 +650,7 @@ class Layer:
     def _standardize_inputs(self, inputs):
         """numpy arrays / nested lists -> Tensors, float leaves cast to the compute dtype."""
         cast_np = self._cast_np
+        kinds = self._cast_kinds
 
         def convert(x):
             if isinstance(x, Tensor):
@@ -633,7 +661,7 @@ class Layer:
                                       else None)
             else:
                 return x
-            if cast_np is not None and t._value.dtype.kind == "f" and t._value.dtype != cast_np:
+            if cast_np is not None and t._value.dtype.kind in kinds and t._value.dtype != cast_np:
                 t = cast(t, cast_np)
             return t
 
@@ -684,7 +712,7 @@ class Layer:
         is_kt = lambda t: isinstance(t, KerasTensor)  # noqa: E731
         out = self.compute_output_shape(_map_leaves(lambda t: t.shape, inputs, is_kt))
         first = next(t for t in flatten(inputs) if isinstance(t, KerasTensor))
-        if first.dtype.is_floating:
+        if first.dtype.is_floating or self._cast_integers:
             dtype = self._compute_dtype if self._cast_np is not None else first.dtype
         else:
             dtype = first.dtype if self._passthrough_dtype else self._compute_dtype
@@ -738,7 +766,24 @@ class Layer:
 
     # --- misc ----------------------------------------------------------------------------------
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_policy.name}
+        """The constructor arguments (Keras' keys) that rebuild this layer with
+        ``from_config``. Built-in layers list theirs; for a subclass that does not override
+        this, the arguments its constructor was called with are returned when they are plain
+        values (numbers, strings, None, lists/tuples/dicts of them), as Keras 3 does."""
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": self._dtype_policy.name}
+        if type(self).get_config is Layer.get_config and _has_own_init(type(self)):
+            auto = self.__dict__.get("_auto_config")
+            if auto is None:
+                raise NotImplementedError(
+                    f"{type(self).__name__}.get_config: the layer's constructor takes arguments "
+                    f"that are not plain values; override get_config() (and from_config() if "
+                    f"needed) to make it serializable")
+            config.update(auto)
+        if self.activity_regularizer is not None:
+            from .. import regularizers
+            config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
+        return config
 
     @classmethod
     def from_config(cls, config):
@@ -749,7 +794,6 @@ class Layer:
 
 
 tracking.STATE_TYPES = (Layer, Variable)
-
 
 def _map_leaves(fn, value, is_leaf):
     """Apply ``fn`` to the leaves of a nest whose leaves may themselves be tuples (shapes)."""
@@ -779,6 +823,8 @@ class InputLayer(Layer):
 
     def __init__(self, shape=None, batch_size=None, dtype=None, batch_shape=None, name=None,
                  input_shape=None, **kwargs):
+        kwargs.pop("sparse", None)
+        kwargs.pop("ragged", None)
         if shape is None and input_shape is not None:
             shape = input_shape
         if batch_shape is None:
@@ -802,6 +848,10 @@ class InputLayer(Layer):
     @property
     def batch_shape(self):
         return tuple(self._input_tensor.shape)
+
+    def get_config(self):
+        return {"batch_shape": list(self._input_tensor.shape),
+                "dtype": self._input_tensor.dtype.name, "sparse": False, "name": self.name}
 
     def call(self, inputs):
         return inputs

@@ -1,7 +1,8 @@
-"""Convolution and pooling layers (channels-last, NHWC): Conv2D, MaxPooling2D,
-AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D."""
-from ...ops import conv_ops, reduce_ops
-from .. import activations, initializers
+"""Convolution and pooling layers (channels-last): Conv1D, Conv2D, Conv2DTranspose, max and
+average pooling in 1-D and 2-D, and their global variants."""
+from ...ops import array_ops, conv_ops, reduce_ops
+from .. import activations, initializers, regularizers
+from . import _config
 from .base import Layer
 
 
@@ -41,14 +42,17 @@ class Conv2D(Layer):
         conv = Conv2D(32, 3, padding="same", activation="relu")
         conv(minitf.zeros([8, 28, 28, 1])).shape     # (8, 28, 28, 32)
     """
+    _cast_integers = True
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True,
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         _channels_last(data_format, "Conv2D")
+        if groups != 1:
+            raise ValueError(f"Conv2D: only groups=1 is supported, got {groups}")
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size, "Conv2D kernel_size")
         self.strides = _pair(strides, "Conv2D strides")
@@ -58,7 +62,8 @@ class Conv2D(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self._linear = self.activation is activations.linear
 
@@ -93,8 +98,10 @@ class Conv2D(Layer):
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "dilation_rate": self.dilation_rate,
-                "activation": activations.serialize(self.activation), "use_bias": self.use_bias}
+                "padding": self.padding, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate, "groups": 1,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
+                **_config.weights(self, "kernel", "bias")}
 
 
 class _Pooling2D(Layer):
@@ -121,7 +128,7 @@ class _Pooling2D(Layer):
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
-                "padding": self.padding}
+                "padding": self.padding, "data_format": "channels_last"}
 
 
 class MaxPooling2D(_Pooling2D):
@@ -151,7 +158,8 @@ class _GlobalPooling2D(Layer):
         return (n, 1, 1, c) if self.keepdims else (n, c)
 
     def get_config(self):
-        return {**super().get_config(), "keepdims": self.keepdims}
+        return {**super().get_config(), "data_format": "channels_last",
+                "keepdims": self.keepdims}
 
 
 class GlobalAveragePooling2D(_GlobalPooling2D):
@@ -166,3 +174,221 @@ class GlobalMaxPooling2D(_GlobalPooling2D):
 
 MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
 GlobalAvgPool2D, GlobalMaxPool2D = GlobalAveragePooling2D, GlobalMaxPooling2D
+
+
+def _single(value, what):
+    if isinstance(value, int):
+        return value
+    value = tuple(int(v) for v in value)
+    if len(value) != 1:
+        raise ValueError(f"{what} must be an int or 1 int, got {value}")
+    return value[0]
+
+
+class Conv2DTranspose(Conv2D):
+    """Transposed 2-D convolution (the gradient of ``Conv2D`` with respect to its input):
+    ``kernel`` has shape ``(kh, kw, filters, in_channels)``; with ``strides=s`` the output is
+    ``s`` times larger ('same') or ``(size - 1) * s + k`` ('valid').
+
+    Computed as a stride-1 convolution of the input with zeros inserted between its pixels,
+    against the spatially flipped kernel.
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1), **kwargs):
+        if output_padding is not None:
+            raise ValueError("Conv2DTranspose: output_padding is not supported")
+        if _pair(dilation_rate, "Conv2DTranspose dilation_rate") != (1, 1):
+            raise ValueError("Conv2DTranspose: dilation_rate other than 1 is not supported")
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format, **kwargs)
+        self.output_padding = None
+
+    def build(self, input_shape):
+        if len(input_shape) != 4 or input_shape[-1] is None:
+            raise ValueError(f"Conv2DTranspose {self.name!r} expects inputs (batch, height, "
+                             f"width, channels) with known channels, got {tuple(input_shape)}")
+        self.kernel = self.add_weight(name="kernel",
+                                      shape=self.kernel_size + (self.filters, input_shape[-1]),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,),
+                                    initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+
+    def _pads(self, size, k, s):
+        if self.padding == "valid":
+            return (k - 1, k - 1)
+        before = max(k - s, 0) // 2
+        return (k - 1 - before, s - 1 + before)
+
+    def call(self, inputs):
+        n, h, w, c = inputs.shape
+        (kh, kw), (sh, sw) = self.kernel_size, self.strides
+        x = inputs
+        if (sh, sw) != (1, 1):  # insert s-1 zeros between pixels
+            x = array_ops.reshape(x, (n, h, 1, w, 1, c))
+            x = array_ops.pad(x, [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]])
+            x = array_ops.reshape(x, (n, h * sh, w * sw, c))[:, :(h - 1) * sh + 1,
+                                                               :(w - 1) * sw + 1, :]
+        kernel = array_ops.transpose(self.kernel[::-1, ::-1], (0, 1, 3, 2))
+        pads = [[0, 0], list(self._pads(h, kh, sh)), list(self._pads(w, kw, sw)), [0, 0]]
+        y = conv_ops.conv2d(x, kernel, strides=1, padding=pads)
+        if self.bias is not None:
+            y = y + self.bias
+        return y if self._linear else self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, _ = input_shape
+        (kh, kw), (sh, sw) = self.kernel_size, self.strides
+
+        def size(d, k, s):
+            if d is None:
+                return None
+            return d * s if self.padding == "same" else (d - 1) * s + k
+        return (n, size(h, kh, sh), size(w, kw, sw), self.filters)
+
+    def get_config(self):
+        return {**super().get_config(), "output_padding": None}
+
+
+class Conv1D(Layer):
+    """1-D convolution over ``(batch, steps, channels)``; ``kernel`` has shape
+    ``(kernel_size, in_channels, filters)``. ``padding`` may also be ``"causal"`` (zeros on the
+    left only, so output step t sees inputs up to t)."""
+    _cast_integers = True
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        _channels_last(data_format, "Conv1D")
+        if groups != 1:
+            raise ValueError(f"Conv1D: only groups=1 is supported, got {groups}")
+        self.filters = int(filters)
+        self.kernel_size = _single(kernel_size, "Conv1D kernel_size")
+        self.strides = _single(strides, "Conv1D strides")
+        self.padding = str(padding).lower()
+        if self.padding not in ("valid", "same", "causal"):
+            raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', got "
+                             f"{padding!r}")
+        self.dilation_rate = _single(dilation_rate, "Conv1D dilation_rate")
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self._linear = self.activation is activations.linear
+
+    def build(self, input_shape):
+        if len(input_shape) != 3 or input_shape[-1] is None:
+            raise ValueError(f"Conv1D {self.name!r} expects inputs (batch, steps, channels) "
+                             f"with known channels, got {tuple(input_shape)}")
+        self.kernel = self.add_weight(name="kernel",
+                                      shape=(self.kernel_size, input_shape[-1], self.filters),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,),
+                                    initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+
+    def call(self, inputs):
+        x = array_ops.expand_dims(inputs, 1)
+        if self.padding == "causal":
+            left = (self.kernel_size - 1) * self.dilation_rate
+            padding = [[0, 0], [0, 0], [left, 0], [0, 0]]
+        else:
+            padding = self.padding.upper()
+        y = conv_ops.conv2d(x, array_ops.expand_dims(self.kernel, 0), strides=(1, self.strides),
+                            padding=padding, dilations=None if self.dilation_rate == 1
+                            else (1, self.dilation_rate))
+        y = array_ops.squeeze(y, 1)
+        if self.bias is not None:
+            y = y + self.bias
+        return y if self._linear else self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        n, steps, _ = input_shape
+        if self.padding == "causal":
+            out = None if steps is None else -(-steps // self.strides)
+        else:
+            out = _out_size(steps, self.kernel_size, self.strides, self.padding,
+                            self.dilation_rate)
+        return (n, out, self.filters)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": (self.kernel_size,), "strides": (self.strides,),
+                "padding": self.padding, "data_format": "channels_last",
+                "dilation_rate": (self.dilation_rate,), "groups": 1,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
+                **_config.weights(self, "kernel", "bias")}
+
+
+class _Pooling1D(Layer):
+    _passthrough_dtype = True
+    _op = None
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        _channels_last(data_format, type(self).__name__)
+        self.pool_size = _single(pool_size, f"{type(self).__name__} pool_size")
+        self.strides = self.pool_size if strides is None else _single(
+            strides, f"{type(self).__name__} strides")
+        self.padding = _padding(padding, type(self).__name__)
+
+    def call(self, inputs):
+        y = type(self)._op(array_ops.expand_dims(inputs, 1), ksize=(1, self.pool_size),
+                           strides=(1, self.strides), padding=self.padding.upper())
+        return array_ops.squeeze(y, 1)
+
+    def compute_output_shape(self, input_shape):
+        n, steps, c = input_shape
+        return (n, _out_size(steps, self.pool_size, self.strides, self.padding), c)
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": (self.pool_size,),
+                "strides": (self.strides,), "padding": self.padding,
+                "data_format": "channels_last"}
+
+
+class MaxPooling1D(_Pooling1D):
+    """Max over ``pool_size`` steps (stride defaults to the pool size)."""
+    _op = staticmethod(conv_ops.max_pool2d)
+
+
+class AveragePooling1D(_Pooling1D):
+    """Mean over ``pool_size`` steps (with 'same' padding, over the real steps only)."""
+    _op = staticmethod(conv_ops.avg_pool2d)
+
+
+class _GlobalPooling1D(_GlobalPooling2D):
+    def call(self, inputs):
+        return type(self)._reduce(inputs, axis=1, keepdims=self.keepdims)
+
+    def compute_output_shape(self, input_shape):
+        n, _, c = input_shape
+        return (n, 1, c) if self.keepdims else (n, c)
+
+
+class GlobalAveragePooling1D(_GlobalPooling1D):
+    """Mean over the steps: ``(N, steps, C) -> (N, C)``."""
+    _reduce = staticmethod(reduce_ops.reduce_mean)
+
+
+class GlobalMaxPooling1D(_GlobalPooling1D):
+    """Max over the steps: ``(N, steps, C) -> (N, C)``."""
+    _reduce = staticmethod(reduce_ops.reduce_max)
+
+
+MaxPool1D, AvgPool1D = MaxPooling1D, AveragePooling1D
+GlobalAvgPool1D, GlobalMaxPool1D = GlobalAveragePooling1D, GlobalMaxPooling1D
+Convolution1D, Convolution2D = Conv1D, Conv2D

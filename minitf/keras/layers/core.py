@@ -3,7 +3,8 @@ import math
 
 from ...ops import array_ops, linalg_ops, nn_ops
 from ...ops.registry import apply2, lookup
-from .. import activations, initializers
+from .. import activations, initializers, regularizers
+from . import _config
 from .base import Layer
 
 _MATMUL = lookup("matmul")
@@ -18,6 +19,7 @@ class Dense(Layer):
         layer = Dense(10, activation="relu")
         layer(minitf.random.normal([7, 5])).shape    # (7, 10); layer.kernel.shape == (5, 10)
     """
+    _cast_integers = True
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
@@ -30,8 +32,8 @@ class Dense(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel_constraint = kernel_constraint
         self.bias_constraint = bias_constraint
         self._linear = self.activation is activations.linear
@@ -75,8 +77,7 @@ class Dense(Layer):
     def get_config(self):
         return {**super().get_config(), "units": self.units,
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+                **_config.weights(self, "kernel", "bias")}
 
 
 class Dropout(Layer):
@@ -111,6 +112,9 @@ class Flatten(Layer):
         super().__init__(**kwargs)
         if data_format not in (None, "channels_last"):
             raise ValueError("Flatten: only data_format='channels_last' is supported")
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": "channels_last"}
 
     def call(self, inputs):
         shape = inputs._value.shape
@@ -161,6 +165,7 @@ class Reshape(Layer):
 
 class Activation(Layer):
     """Apply an activation (a name such as ``"softmax"`` or a callable)."""
+    _cast_integers = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -178,3 +183,108 @@ class Activation(Layer):
 
 
 __all__ = ["Dense", "Dropout", "Flatten", "Reshape", "Activation"]
+
+
+class Lambda(Layer):
+    """Wrap a function of tensors as a layer: ``Lambda(lambda x: x ** 2)``.
+
+    ``arguments`` are extra keyword arguments for the function; ``training`` is passed when the
+    function accepts it. A Lambda holds Python code, so it has no config: models containing one
+    can save their weights (``save_weights``) but not their architecture (write a Layer
+    subclass instead).
+    """
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        if not callable(function):
+            raise TypeError(f"Lambda: function must be callable, got {type(function).__name__}")
+        self.function = function
+        self.arguments = dict(arguments or {})
+        self._fixed_output_shape = None if output_shape is None or callable(output_shape) \
+            else tuple(output_shape)
+        self._output_shape_fn = output_shape if callable(output_shape) else None
+        import inspect
+        try:
+            params = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            params = {}
+        object.__setattr__(self, "_fn_training", "training" in params)
+
+    def call(self, inputs, training=None):
+        kwargs = dict(self.arguments)
+        if self._fn_training:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)
+
+    def compute_output_spec(self, inputs, *args, **kwargs):
+        if self._fixed_output_shape is None and self._output_shape_fn is None:
+            return self._dummy_spec(inputs, args, kwargs)
+        shape = inputs.shape
+        out = (self._output_shape_fn(shape) if self._output_shape_fn is not None
+               else (shape[0],) + self._fixed_output_shape)
+        from ...tensor import TensorShape
+        return (TensorShape(out), inputs.dtype if not inputs.dtype.is_floating
+                else self._compute_dtype)
+
+    def get_config(self):
+        raise ValueError(
+            f"Lambda layer {self.name!r} wraps Python code "
+            f"({getattr(self.function, '__name__', self.function)!r}), "
+            f"which minitf never serializes or executes from a file: subclass "
+            f"keras.layers.Layer instead (with get_config), or save only the weights")
+
+
+__all__.append("Lambda")
+
+
+class Identity(Layer):
+    """Returns its inputs unchanged."""
+    _passthrough_dtype = True
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+
+class ActivityRegularization(Layer):
+    """Identity that adds ``l1 * sum(|x|) + l2 * sum(x ** 2)`` of its inputs to the losses."""
+
+    def __init__(self, l1=0.0, l2=0.0, **kwargs):
+        from .. import regularizers
+        super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
+        self.l1, self.l2 = float(l1), float(l2)
+
+    def call(self, inputs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("activity_regularizer", None)
+        return {**config, "l1": self.l1, "l2": self.l2}
+
+
+class GaussianNoise(Layer):
+    """Adds zero-mean Gaussian noise of standard deviation ``stddev`` when training."""
+
+    def __init__(self, stddev, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.stddev = float(stddev)
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if training and self.stddev > 0:
+            from ...ops import random_ops
+            return inputs + random_ops.normal(inputs.shape, stddev=self.stddev,
+                                              dtype=inputs.dtype)
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "stddev": self.stddev, "seed": self.seed}
+
+
+__all__ += ["Identity", "ActivityRegularization", "GaussianNoise"]

@@ -1,7 +1,8 @@
 """Embedding: integer ids -> rows of a trainable ``(input_dim, output_dim)`` table."""
 from ... import dtypes
 from ...ops import array_ops, math_ops
-from .. import initializers
+from .. import initializers, regularizers
+from . import _config
 from .base import Layer
 
 
@@ -24,7 +25,7 @@ class Embedding(Layer):
         self.input_dim = int(input_dim)
         self.output_dim = int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
-        self.embeddings_regularizer = embeddings_regularizer
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = embeddings_constraint
         self.mask_zero = bool(mask_zero)
         # Ids are not autocast: float16 cannot hold integers above 2048 exactly.
@@ -52,4 +53,5 @@ class Embedding(Layer):
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim, "mask_zero": self.mask_zero}
+                "output_dim": self.output_dim, "mask_zero": self.mask_zero,
+                **_config.weights(self, "embeddings")}

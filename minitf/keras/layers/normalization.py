@@ -5,7 +5,8 @@ overflow easily) and cast the result back, as Keras does; their weights are neve
 """
 from ... import dtypes
 from ...ops import array_ops, math_ops, nn_ops
-from .. import initializers
+from .. import initializers, regularizers
+from . import _config
 from .base import Layer
 
 _HALF = ("float16", "bfloat16")
@@ -40,6 +41,7 @@ class BatchNormalization(Layer):
     function replays it). Inference, and always when ``trainable = False`` (Keras' rule for
     fine-tuning): the moving statistics.
     """
+    _cast_integers = True
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
@@ -56,7 +58,8 @@ class BatchNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
-        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
         self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
 
     def build(self, input_shape):
@@ -115,12 +118,17 @@ class BatchNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
-                "epsilon": self.epsilon, "center": self.center, "scale": self.scale}
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "synchronized": False, **_config.weights(self, "beta", "gamma"),
+                "moving_mean_initializer": _config.initializer(self.moving_mean_initializer),
+                "moving_variance_initializer": _config.initializer(
+                    self.moving_variance_initializer)}
 
 
 class LayerNormalization(Layer):
     """Normalize each example over ``axis`` (the last by default): ``gamma * (x - mean) /
     sqrt(var + eps) + beta`` with per-example mean and biased variance."""
+    _cast_integers = True
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
@@ -133,7 +141,8 @@ class LayerNormalization(Layer):
         self.scale = bool(scale)
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
         self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
 
     def build(self, input_shape):
@@ -165,7 +174,8 @@ class LayerNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale}
+                "center": self.center, "scale": self.scale,
+                **_config.weights(self, "beta", "gamma")}
 
 
 def _add_scale_and_offset(layer, shape):

@@ -161,7 +161,133 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
 
 
-_BY_NAME = {c.__name__: c for c in (ExponentialDecay, CosineDecay, PiecewiseConstantDecay)}
+class InverseTimeDecay(LearningRateSchedule):
+    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (the ratio floored
+    when ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="InverseTimeDecay"):
+        if decay_steps <= 0:
+            raise ValueError(f"InverseTimeDecay: decay_steps must be > 0, got {decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def host_value(self, step):
+        p = step / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p)
+
+    def _tensor_value(self, step):
+        p = step / float(self.decay_steps)
+        if self.staircase:
+            p = floor(p)
+        return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
+                "staircase": self.staircase, "name": self.name}
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """``(lr0 - end) * (1 - s / decay_steps) ** power + end`` with ``s = min(step,
+    decay_steps)``; with ``cycle=True`` the horizon grows to the next multiple of
+    ``decay_steps`` instead of stopping."""
+
+    def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0,
+                 cycle=False, name="PolynomialDecay"):
+        if decay_steps <= 0:
+            raise ValueError(f"PolynomialDecay: decay_steps must be > 0, got {decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.end_learning_rate = end_learning_rate
+        self.power = power
+        self.cycle = cycle
+        self.name = name
+
+    def host_value(self, step):
+        lr0, end = float(self.initial_learning_rate), float(self.end_learning_rate)
+        horizon = float(self.decay_steps)
+        if self.cycle:
+            horizon *= 1.0 if step == 0 else math.ceil(step / horizon)
+        else:
+            step = min(step, horizon)
+        return (lr0 - end) * (1.0 - step / horizon) ** float(self.power) + end
+
+    def _tensor_value(self, step):
+        from ...ops.math_ops import ceil
+        lr0, end = float(self.initial_learning_rate), float(self.end_learning_rate)
+        horizon = float(self.decay_steps)
+        if self.cycle:
+            horizon = horizon * where(step == 0.0, constant(1.0, dtype="float32"),
+                                      ceil(step / horizon))
+        else:
+            step = minimum(step, horizon)
+        return (lr0 - end) * _pow(1.0 - step / horizon, float(self.power)) + end
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "end_learning_rate": self.end_learning_rate,
+                "power": self.power, "cycle": self.cycle, "name": self.name}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR): periods of ``first_decay_steps``, each
+    ``t_mul`` times longer than the last, restarting from ``m_mul`` times the previous peak;
+    ``alpha`` is the floor as a fraction of the peak."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                 alpha=0.0, name="SGDRDecay"):
+        if first_decay_steps <= 0:
+            raise ValueError(f"CosineDecayRestarts: first_decay_steps must be > 0, got "
+                             f"{first_decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def host_value(self, step):
+        t_mul, m_mul = float(self._t_mul), float(self._m_mul)
+        fraction = step / float(self.first_decay_steps)
+        if t_mul != 1.0:
+            restart = math.floor(math.log(1.0 - fraction * (1.0 - t_mul)) / math.log(t_mul))
+            done = (1.0 - t_mul ** restart) / (1.0 - t_mul)
+            fraction = (fraction - done) / t_mul ** restart
+        else:
+            restart = math.floor(fraction)
+            fraction -= restart
+        cosine = 0.5 * m_mul ** restart * (1.0 + math.cos(math.pi * fraction))
+        return float(self.initial_learning_rate) * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def _tensor_value(self, step):
+        from ...ops.math_ops import log
+        t_mul, m_mul = float(self._t_mul), float(self._m_mul)
+        fraction = step / float(self.first_decay_steps)
+        if t_mul != 1.0:
+            restart = floor(log(1.0 - fraction * (1.0 - t_mul)) / math.log(t_mul))
+            t_pow = _pow(constant(t_mul, dtype="float32"), restart)
+            fraction = (fraction - (1.0 - t_pow) / (1.0 - t_mul)) / t_pow
+        else:
+            restart = floor(fraction)
+            fraction = fraction - restart
+        m_fac = _pow(constant(m_mul, dtype="float32"), restart)
+        cosine = 0.5 * m_fac * (1.0 + cos(math.pi * fraction))
+        return float(self.initial_learning_rate) * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
+                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
+
+
+_BY_NAME = {c.__name__: c for c in (ExponentialDecay, CosineDecay, PiecewiseConstantDecay,
+                                    InverseTimeDecay, PolynomialDecay, CosineDecayRestarts)}
 
 
 def serialize(schedule):

@@ -1,0 +1,30 @@
+"""Helpers that write layer constructor arguments into ``get_config`` dicts (Keras' layout)."""
+from .. import initializers, regularizers
+
+
+def initializer(value):
+    return initializers.serialize(value)
+
+
+def regularizer(value):
+    return regularizers.serialize(value)
+
+
+def constraint(value):
+    """None, or ``{"class_name", "config"}`` for a constraint object with ``get_config``."""
+    if value is None:
+        return None
+    if hasattr(value, "get_config"):
+        return {"class_name": type(value).__name__, "config": value.get_config()}
+    raise ValueError(f"cannot serialize constraint {value!r}: give it a get_config() method")
+
+
+def weights(layer, *names):
+    """``<name>_initializer``, ``<name>_regularizer`` and ``<name>_constraint`` for each
+    weight name (``"kernel"``, ``"bias"``...) read from the layer's attributes."""
+    out = {}
+    for name in names:
+        out[f"{name}_initializer"] = initializer(getattr(layer, f"{name}_initializer"))
+        out[f"{name}_regularizer"] = regularizer(getattr(layer, f"{name}_regularizer"))
+        out[f"{name}_constraint"] = constraint(getattr(layer, f"{name}_constraint"))
+    return out

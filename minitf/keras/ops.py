@@ -1,0 +1,113 @@
+"""``keras.ops``: Keras 3's backend-neutral op names, mapped onto minitf's ops.
+
+Only the functions public Keras code commonly calls are here; each is the minitf op of the same
+meaning (``keras.ops.sum(x, axis)`` is ``minitf.reduce_sum(x, axis)``), so gradients and tracing
+work as for any op.
+
+    from minitf import keras
+    kl = -0.5 * keras.ops.mean(1 + log_var - keras.ops.square(mean) - keras.ops.exp(log_var))
+"""
+from ..ops import array_ops as _a, linalg_ops as _l, math_ops as _m, nn_ops as _n
+from ..ops import reduce_ops as _r
+from ..ops.convert import convert_to_tensor  # noqa: F401
+from ..ops.einsum_ops import einsum  # noqa: F401
+from ..ops.math_ops import (abs, add, cast, ceil, cos, divide, equal, exp,  # noqa: F401,A004
+                            expm1, floor, greater, greater_equal, less, less_equal, log, log1p,
+                            logical_and, logical_not, logical_or, maximum, minimum, multiply,
+                            negative, not_equal, reciprocal, round, rsqrt, sigmoid, sign, sin,
+                            sqrt, square, subtract, tan, tanh, where)
+from ..ops.array_ops import (expand_dims, reshape, squeeze, stack, tile, transpose,  # noqa: F401
+                             zeros, ones, eye, one_hot)
+from ..ops.linalg_ops import matmul  # noqa: F401
+from ..ops.nn_ops import relu, softmax, log_softmax, elu, gelu, silu  # noqa: F401
+from ..ops.reduce_ops import argmax, argmin  # noqa: F401
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001
+    return _r.reduce_sum(x, axis=axis, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    return _r.reduce_mean(x, axis=axis, keepdims=keepdims)
+
+
+def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001
+    if initial is not None:
+        raise ValueError("keras.ops.max: initial= is not supported")
+    return _r.reduce_max(x, axis=axis, keepdims=keepdims)
+
+
+def min(x, axis=None, keepdims=False, initial=None):  # noqa: A001
+    if initial is not None:
+        raise ValueError("keras.ops.min: initial= is not supported")
+    return _r.reduce_min(x, axis=axis, keepdims=keepdims)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    return _r.reduce_prod(x, axis=axis, keepdims=keepdims)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    return _r.reduce_logsumexp(x, axis=axis, keepdims=keepdims)
+
+
+def var(x, axis=None, keepdims=False):
+    m = _r.reduce_mean(x, axis=axis, keepdims=True)
+    return _r.reduce_mean(_m.square(x - m), axis=axis, keepdims=keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    return _m.sqrt(var(x, axis=axis, keepdims=keepdims))
+
+
+def power(x1, x2):
+    return _m.pow(x1, x2)
+
+
+def concatenate(xs, axis=0):
+    return _a.concat(list(xs), axis=axis)
+
+
+def clip(x, x_min, x_max):
+    return _m.clip_by_value(x, x_min, x_max)
+
+
+def shape(x):
+    """The static shape as a tuple of ints (Keras 3 returns a tuple)."""
+    return tuple(convert_to_tensor(x).shape)
+
+
+def zeros_like(x, dtype=None):
+    return _m.zeros_like_public(x, dtype=dtype)
+
+
+def ones_like(x, dtype=None):
+    return _m.ones_like_public(x, dtype=dtype)
+
+
+def dot(x1, x2):
+    return _l.matmul(x1, x2)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    return _l.norm(x, ord="euclidean" if ord is None else ord, axis=axis, keepdims=keepdims)
+
+
+def stop_gradient(x):
+    return _m.stop_gradient(x)
+
+
+def softplus(x):
+    return _m.softplus(x)
+
+
+def leaky_relu(x, negative_slope=0.2):
+    return _n.leaky_relu(x, alpha=negative_slope)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    return _a.range(start, stop, step, dtype=dtype)
+
+
+def flatten(x):
+    return _a.reshape(x, (-1,))

@@ -1,0 +1,81 @@
+"""``keras.utils``: data helpers used by training code.
+
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    keras.utils.to_categorical([0, 2], num_classes=3)   # [[1, 0, 0], [0, 0, 1]]
+"""
+import numpy as np
+
+from .. import backend as B
+from ..ops.random_ops import set_seed as _set_seed
+from ..tensor import Tensor
+from .layers.base import clear_session  # noqa: F401
+
+
+def unpack_x_y_sample_weight(data):
+    """``(x, y, sample_weight)`` from ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``
+    (missing entries are None). A list is one ``x`` (several inputs), as in Keras."""
+    if isinstance(data, list):
+        return (data, None, None)
+    if not isinstance(data, tuple):
+        return (data, None, None)
+    if len(data) == 1:
+        return (data[0], None, None)
+    if len(data) == 2:
+        return (data[0], data[1], None)
+    if len(data) == 3:
+        return (data[0], data[1], data[2])
+    raise ValueError(f"unpack_x_y_sample_weight: data must be x, (x,), (x, y) or "
+                     f"(x, y, sample_weight); got a tuple of {len(data)} elements")
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The inverse of ``unpack_x_y_sample_weight``: ``x``, ``(x, y)`` or
+    ``(x, y, sample_weight)`` (a lone ``x`` that is a tuple/list is wrapped as ``(x,)``)."""
+    if y is None:
+        return (x,) if isinstance(x, (tuple, list)) else x
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def to_categorical(x, num_classes=None):
+    """One-hot rows (float32 numpy array) for integer class labels; a trailing axis of size 1
+    is dropped first, as in Keras."""
+    if isinstance(x, Tensor):
+        x = B.to_numpy(x._value)
+    y = np.asarray(x)
+    if y.dtype.kind not in "iub":
+        if y.size and not np.all(np.equal(np.mod(y, 1), 0)):
+            raise ValueError("to_categorical: labels must be integers")
+        y = y.astype(np.int64)
+    shape = y.shape
+    if len(shape) > 1 and shape[-1] == 1:
+        shape = shape[:-1]
+    y = y.reshape(-1)
+    if y.size and y.min() < 0:
+        raise ValueError(f"to_categorical: labels must be >= 0, got {int(y.min())}")
+    if num_classes is None:
+        num_classes = int(y.max()) + 1 if y.size else 0
+    elif y.size and y.max() >= num_classes:
+        raise ValueError(f"to_categorical: label {int(y.max())} is out of range for "
+                         f"num_classes={num_classes}")
+    out = np.zeros((y.shape[0], num_classes), dtype=np.float32)
+    out[np.arange(y.shape[0]), y] = 1.0
+    return out.reshape(shape + (num_classes,))
+
+
+def set_random_seed(seed):
+    """Seed minitf's generator and Python's and numpy's global ones (Keras'
+    ``keras.utils.set_random_seed``)."""
+    import random
+    random.seed(seed)
+    np.random.seed(seed)
+    _set_seed(seed)
+
+
+def normalize(x, axis=-1, order=2):
+    """``x`` divided by its L-``order`` norm along ``axis`` (numpy in, numpy out)."""
+    x = np.asarray(x)
+    norm = np.linalg.norm(x, ord=order, axis=axis, keepdims=True)
+    norm[norm == 0] = 1
+    return x / norm

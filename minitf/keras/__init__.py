@@ -12,10 +12,14 @@ from types import SimpleNamespace as _NS
 
 from . import activations, initializers, layers, mixed_precision, saving  # noqa: F401
 from . import losses, metrics, optimizers  # noqa: F401
+from . import callbacks  # noqa: F401
 from .layers import Input, InputLayer, KerasTensor, Layer  # noqa: F401
 from .layers.base import clear_session as _clear_session
 from .models import Model, Sequential  # noqa: F401
 from .trainer import History  # noqa: F401
+from . import trainer_data as _trainer_data
 
 backend = _NS(clear_session=_clear_session, floatx=lambda: "float32")
 utils = _NS(clear_session=_clear_session)
+utils.unpack_x_y_sample_weight = _trainer_data.unpack_x_y_sample_weight
+utils.pack_x_y_sample_weight = _trainer_data.pack_x_y_sample_weight

@@ -332,15 +332,20 @@ class EarlyStopping(Callback):
         self.best = self._op.worst()
 
     def on_epoch_end(self, epoch, logs=None):
-        if self._op is None:
-            self.on_train_begin()
         current = _scalar((logs or {}).get(self.monitor))
         if current is None:
             warnings.warn(f"EarlyStopping: monitor {self.monitor!r} is not in the logs "
                           f"(available: {sorted(logs or {})})", RuntimeWarning, stacklevel=2)
             return
+        if self.update(epoch, current):
+            self.model.stop_training = True
+
+    def update(self, epoch, current):
+        """Record ``current`` (None: missing) for ``epoch``; True when training should stop."""
+        if self._op is None:
+            self.on_train_begin()
         if epoch < self.start_from_epoch:
-            return
+            return False
         if self.restore_best_weights and self.best_weights is None:
             self.best_weights = self.model.get_weights()
         self.wait += 1
@@ -350,10 +355,11 @@ class EarlyStopping(Callback):
                 self.best_weights = self.model.get_weights()
             if self.baseline is None or self._op.improved(current, float(self.baseline)):
                 self.wait = 0
-                return
+                return False
         if self.wait >= self.patience and epoch > 0:
             self.stopped_epoch = epoch
-            self.model.stop_training = True
+            return True
+        return False
 
     def on_train_end(self, logs=None):
         if self.stopped_epoch > 0 and self.verbose > 0:

@@ -6,6 +6,7 @@ format): ``<log_dir>/train`` gets ``epoch_<metric>`` scalars (and ``batch_<metri
 Keras does, so TensorBoard overlays training and validation curves. View them with
 ``tensorboard --logdir <log_dir>``.
 """
+import itertools
 import json
 import os
 
@@ -13,6 +14,8 @@ from .. import backend as B
 from .callbacks import Callback, _scalar
 
 __all__ = ["TensorBoard", "BackupAndRestore"]
+
+_FILE_COUNTER = itertools.count()
 
 #: Log keys that are positions, not measurements (train.py's runner puts them in its logs).
 _NOT_SCALARS = frozenset({"epoch", "step", "batch", "size"})
@@ -60,8 +63,10 @@ class TensorBoard(Callback):
         writer = self._writers.get(kind)
         if writer is None:
             from tensorboardX import SummaryWriter
+            # A unique suffix: two writers opened in the same second get different files.
+            suffix = f".{os.getpid()}.{next(_FILE_COUNTER)}.v2"
             writer = SummaryWriter(os.path.join(self.log_dir, kind), flush_secs=30,
-                                   purge_step=self._purge_step)
+                                   purge_step=self._purge_step, filename_suffix=suffix)
             self._writers[kind] = writer
         return writer
 

@@ -123,7 +123,7 @@ class TensorBoard(Callback):
         writer = self._writer("validation")
         for name, value in _scalars(logs):
             writer.add_scalar(f"evaluation_{name}_vs_iterations", value, step)
-        writer.flush()
+        self.close()  # a later evaluate or fit opens a new file
 
     def on_train_end(self, logs=None):
         self._in_fit = False

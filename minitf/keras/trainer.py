@@ -174,8 +174,15 @@ class Trainer:
         if metric in ("accuracy", "acc"):
             return _accuracy_metric(loss)
         if isinstance(metric, str):
+            from . import losses as losses_module
             from . import metrics as metrics_module
-            found = metrics_module.get(metric)
+            try:
+                found = metrics_module.get(metric)
+            except ValueError:
+                try:  # any loss function's name is a metric too, as in Keras
+                    found = losses_module.get(metric)
+                except ValueError:
+                    raise ValueError(f"compile: unknown metric {metric!r}") from None
             return found if hasattr(found, "update_state") else _FnMetric(found, metric)
         if callable(metric):
             return _FnMetric(metric, getattr(metric, "__name__", "metric"))

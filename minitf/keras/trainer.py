@@ -128,9 +128,9 @@ class Trainer:
                 jit_compile="auto", auto_scale_loss=True):
         """Configure training: the optimizer, the loss and the metrics to report."""
         from . import optimizers as optimizers_module
-        if loss_weights is not None or weighted_metrics is not None:
-            raise NotImplementedError("compile: loss_weights and weighted_metrics are not "
-                                      "supported")
+        if weighted_metrics is not None:
+            raise NotImplementedError("compile: weighted_metrics is not supported (the loss "
+                                      "is weighted by sample_weight; metrics= are not)")
         opt = optimizers_module.get(optimizer) if not hasattr(
             optimizer, "apply_gradients") else optimizer
         lso_cls = getattr(optimizers_module, "LossScaleOptimizer", None)
@@ -141,7 +141,10 @@ class Trainer:
         s(self, "optimizer", opt)
         s(self, "loss", loss)
         s(self, "_loss_fn", self._resolve_loss(loss))
-        s(self, "_metrics", [self._resolve_metric(m, loss) for m in (metrics or [])])
+        s(self, "_loss_weights", loss_weights)
+        metric_list, outputs = self._resolve_metrics(metrics, loss)
+        s(self, "_metrics", metric_list)
+        s(self, "_metric_outputs", outputs)
         s(self, "_loss_tracker", _MeanTracker("loss"))
         s(self, "_run_eagerly", bool(run_eagerly))
         s(self, "_train_fn", None)
@@ -158,7 +161,7 @@ class Trainer:
         if isinstance(loss, (list, tuple)):
             return [Trainer._resolve_loss(v) for v in loss]
         from . import losses as losses_module
-        if isinstance(loss, str) or isinstance(loss, dict):
+        if isinstance(loss, str):
             loss = losses_module.get(loss)
         if isinstance(loss, losses_module.Loss):
             return loss
@@ -166,6 +169,46 @@ class Trainer:
             return losses_module.LossFunctionWrapper(loss, name=getattr(loss, "__name__",
                                                                         None))
         raise ValueError(f"compile: cannot interpret loss {loss!r}")
+
+    def _output_names(self):
+        """Names of the model's outputs (the layers that produce them), when it knows them."""
+        outputs = getattr(self, "_outputs_struct", None)
+        if isinstance(outputs, dict):
+            return list(outputs)
+        names = []
+        for t in getattr(self, "outputs", None) or []:
+            node = getattr(t, "_node", None)
+            names.append(node.layer.name if node is not None else getattr(t, "name", None))
+        return names
+
+    def _resolve_metrics(self, metrics, loss):
+        """``metrics=`` as a flat list of metric objects and, per metric, the output it reads
+        (None: the single output). Several outputs take a list of lists or a dict by output
+        name; there each metric is named ``<output>_<metric>``, as Keras names them."""
+        if not metrics:
+            return [], []
+        names = self._output_names()
+        nested = isinstance(metrics, dict) or (
+            isinstance(metrics, (list, tuple)) and any(isinstance(m, (list, tuple, dict))
+                                                       for m in metrics))
+        if not nested:
+            return [self._resolve_metric(m, loss) for m in metrics], [None] * len(metrics)
+        if isinstance(metrics, dict):
+            per_output = [(k, metrics[k]) for k in metrics]
+        else:
+            per_output = [(i, m) for i, m in enumerate(metrics)]
+        out, where = [], []
+        for key, items in per_output:
+            items = items if isinstance(items, (list, tuple)) else [items]
+            label = key if isinstance(key, str) else (
+                names[key] if key < len(names) and names[key] else f"output_{key + 1}")
+            out_loss = _per_output(loss, key, names)
+            for item in items:
+                m = self._resolve_metric(item, out_loss)
+                m.name = f"{label}_{m.name}"
+                out.append(m)
+                where.append(key)
+        return out, where
 
     @staticmethod
     def _resolve_metric(metric, loss):
@@ -253,6 +296,9 @@ class Trainer:
         value = fn(y, y_pred, sample_weight=sample_weight)
         if value.ndim:
             value = reduce_ops.reduce_mean(value)
+        if self._loss_weights is not None:
+            value = value * float(self._loss_weights[0] if isinstance(
+                self._loss_weights, (list, tuple)) else self._loss_weights)
         return value if value.dtype == dtypes.float32 else math_ops.cast(value, dtypes.float32)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
@@ -289,16 +335,14 @@ class Trainer:
         return out
 
     def _update_compiled_metrics(self, y, y_pred):
-        if isinstance(y_pred, (list, tuple)) and not isinstance(y_pred, Tensor):
-            ys = list(y) if isinstance(y, (list, tuple)) else [y]
-            if len(ys) != len(y_pred):
-                return
-            for m in self._metrics:
-                for yt, yp in zip(ys, y_pred):
-                    m.update_state(yt, yp)
-            return
-        for m in self._metrics:
-            m.update_state(y, y_pred)
+        names = None
+        for m, key in zip(self._metrics, self._metric_outputs):
+            if key is None:
+                m.update_state(y, y_pred)
+                continue
+            if names is None:
+                names = self._output_names()
+            m.update_state(_select(y, key, names), _select(y_pred, key, names))
 
     def _update_metrics(self, loss, x, y, y_pred):
         self._loss_tracker.update_state(loss, sample_weight=num_samples(x))
@@ -407,36 +451,56 @@ def _is_metric(value):
             and not hasattr(value, "call"))
 
 
+def _select(value, key, names):
+    """The entry of a per-output structure for output ``key`` (an index or a name)."""
+    if isinstance(value, dict):
+        return value[key if isinstance(key, str) else names[key]]
+    if isinstance(value, (list, tuple)):
+        return value[key if isinstance(key, int) else names.index(key)]
+    return value
+
+
+def _per_output(spec, key, names):
+    """A per-output setting (loss, loss weight) for output ``key``: the same for all, by
+    position in a list, or by name in a dict."""
+    if isinstance(spec, dict):
+        return spec.get(key if isinstance(key, str) else (
+            names[key] if key < len(names) else None))
+    if isinstance(spec, (list, tuple)):
+        return spec[key if isinstance(key, int) else names.index(key)]
+    return spec
+
+
 def _multi_output_loss(fn, y, y_pred, sample_weight, model):
     """Keras' rule for several outputs: one loss for all, or a list/dict of losses matched to
-    the outputs (a dict by output name); the terms are summed."""
+    the outputs (a dict by output name), each times its ``loss_weights`` entry; summed."""
+    names = model._output_names()
     if isinstance(y_pred, dict):
-        names = list(y_pred)
-        preds = [y_pred[k] for k in names]
-        ys = [y[k] for k in names] if isinstance(y, dict) else list(y)
+        keys = list(y_pred)
     else:
-        preds = list(y_pred)
-        names = [getattr(t, "name", None) for t in getattr(model, "outputs", [])] or \
-            [None] * len(preds)
-        ys = [y[k] for k in names] if isinstance(y, dict) else list(y)
-    if len(ys) != len(preds):
-        raise ValueError(f"the model has {len(preds)} outputs, y has {len(ys)} entries")
-    if isinstance(fn, dict):
-        fns = [fn.get(n) for n in names]
-    elif isinstance(fn, list):
-        if len(fn) != len(preds):
-            raise ValueError(f"compile: {len(fn)} losses for {len(preds)} outputs")
-        fns = fn
-    else:
-        fns = [fn] * len(preds)
+        keys = list(range(len(y_pred)))
+        if isinstance(y, (list, tuple)) and len(y) != len(y_pred):
+            raise ValueError(f"the model has {len(y_pred)} outputs, y has {len(y)} entries")
+    if isinstance(fn, list) and len(fn) != len(keys):
+        raise ValueError(f"compile: {len(fn)} losses for {len(keys)} outputs")
+    weights = model._loss_weights
     total = None
-    for f, yt, yp in zip(fns, ys, preds):
+    for key in keys:
+        f = _per_output(fn, key, names)
         if f is None:
             continue
-        v = f(yt, yp, sample_weight=sample_weight)
+        try:
+            yt = _select(y, key, names)
+        except (KeyError, IndexError, ValueError):
+            raise ValueError(f"no target for output {key!r} (outputs: {names or keys}); pass "
+                             "y as a list in output order or a dict by output name") from None
+        v = f(yt, _select(y_pred, key, names), sample_weight=sample_weight)
         if v.ndim:
             v = reduce_ops.reduce_mean(v)
         v = math_ops.cast(v, dtypes.float32)
+        w = _per_output(weights, key, names) if weights is not None else None
+        if w is not None:
+            v = v * float(w)
         total = v if total is None else total + v
     return total
 

@@ -151,10 +151,7 @@ def _stdout_is_tty():
 def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     """Model outputs (``predict_step``) on ``x`` in inference mode, as host numpy arrays with
     the outputs' structure; ``x`` is arrays or a Dataset/iterable (targets are ignored)."""
-    if is_batch_source(x):
-        it = EpochIterator(x, None, None, batch_size, False, steps, what="predict")
-    else:
-        it = EpochIterator(x, None, None, batch_size, False, steps, what="predict")
+    it = EpochIterator(x, None, None, batch_size, False, steps, what="predict")
     cbs = _callback_list(callbacks, self, 0, steps=it.steps)
     cbs.on_predict_begin()
     outputs = []

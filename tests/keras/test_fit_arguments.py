@@ -255,3 +255,37 @@ def test_train_and_test_on_batch_with_weights():
     w, b = model.get_weights()
     assert model.test_on_batch(x, y, sample_weight=sw) == pytest.approx(
         float(np.sum(sw * np.mean((x @ w + b - y) ** 2, axis=1)) / 6), rel=1e-5)
+
+
+def test_several_outputs_with_loss_weights_and_per_output_metrics():
+    tf.random.set_seed(0)
+    inputs = keras.Input((4,), name="features")
+    hidden = keras.layers.Dense(8, activation="relu")(inputs)
+    priority = keras.layers.Dense(1, name="priority")(hidden)
+    department = keras.layers.Dense(3, name="department")(hidden)
+    model = keras.Model(inputs, [priority, department])
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 4)).astype("float32")
+    y_priority = (rng.random((16, 1)) > 0.5).astype("float32")
+    y_department = np.eye(3, dtype="float32")[np.arange(16) % 3]
+    p, d = (o.numpy().astype(np.float64) for o in model(x))
+    bce = np.mean(np.maximum(p, 0) - p * y_priority + np.log1p(np.exp(-np.abs(p))))
+    logp = d - np.log(np.exp(d).sum(axis=1, keepdims=True))
+    cce = -np.mean(np.sum(y_department * logp, axis=1))
+    acc = np.mean(np.argmax(d, 1) == np.argmax(y_department, 1))
+    bce_loss = keras.losses.BinaryCrossentropy(from_logits=True)
+    cce_loss = keras.losses.CategoricalCrossentropy(from_logits=True)
+    # by name (dicts) and by position (lists), as the functional API guide compiles it
+    model.compile(keras.optimizers.SGD(0.0),
+                  loss={"priority": bce_loss, "department": cce_loss},
+                  loss_weights={"priority": 1.0, "department": 0.2},
+                  metrics={"department": ["accuracy"]})
+    h = model.fit(x, {"priority": y_priority, "department": y_department}, batch_size=16,
+                  epochs=1, verbose=0)
+    assert h.history["loss"][0] == pytest.approx(bce + 0.2 * cce, rel=1e-5)
+    assert h.history["department_accuracy"][0] == pytest.approx(acc)
+    model.compile(keras.optimizers.SGD(0.0), loss=[bce_loss, cce_loss], loss_weights=[1.0, 0.2],
+                  metrics=[[], ["accuracy"]])
+    logs = model.evaluate(x, [y_priority, y_department], verbose=0, return_dict=True)
+    assert logs["loss"] == pytest.approx(bce + 0.2 * cce, rel=1e-5)
+    assert logs["department_accuracy"] == pytest.approx(acc)

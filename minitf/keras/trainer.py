@@ -191,6 +191,13 @@ class Trainer:
         nested = isinstance(metrics, dict) or (
             isinstance(metrics, (list, tuple)) and any(isinstance(m, (list, tuple, dict))
                                                        for m in metrics))
+        if not nested and len(names) > 1:  # one entry per output, as Keras 3 reads it
+            if len(metrics) != len(names):
+                raise ValueError(f"compile: the model has {len(names)} outputs {names}; pass "
+                                 f"metrics as a list with one entry (a metric or a list) per "
+                                 f"output, or a dict by output name; got {len(metrics)} "
+                                 f"entries")
+            nested = True
         if not nested:
             return [self._resolve_metric(m, loss) for m in metrics], [None] * len(metrics)
         if isinstance(metrics, dict):

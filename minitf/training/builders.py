@@ -16,7 +16,8 @@ from . import callbacks as cb
 from .config import ConfigError
 
 __all__ = ["Data", "Normalizer", "load_data", "make_iterators", "build_schedule",
-           "build_optimizer", "param_groups", "build_callbacks", "checkpoint_dir", "tensorboard_dir",
+           "build_optimizer", "param_groups", "build_callbacks", "checkpoint_dir",
+           "tensorboard_dir",
            "OPTIMIZERS"]
 
 #: Config optimizer names -> keras.optimizers class names.

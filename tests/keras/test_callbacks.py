@@ -48,7 +48,8 @@ def test_every_hook_runs_in_order_with_params():
     for hook in [h for h in vars(cbs.Callback) if h.startswith("on_") and "_batch_" not in h
                  and h not in ("on_batch_begin", "on_batch_end")]:
         if "epoch" in hook:
-            setattr(Recorder, hook, lambda self, epoch, logs=None, h=hook: calls.append((h, epoch)))
+            setattr(Recorder, hook,
+                    lambda self, epoch, logs=None, h=hook: calls.append((h, epoch)))
         else:
             setattr(Recorder, hook, lambda self, logs=None, h=hook: calls.append((h,)))
     for hook in ("on_train_batch_begin", "on_train_batch_end", "on_test_batch_begin",

@@ -289,3 +289,11 @@ def test_several_outputs_with_loss_weights_and_per_output_metrics():
     logs = model.evaluate(x, [y_priority, y_department], verbose=0, return_dict=True)
     assert logs["loss"] == pytest.approx(bce + 0.2 * cce, rel=1e-5)
     assert logs["department_accuracy"] == pytest.approx(acc)
+    model.compile(keras.optimizers.SGD(0.0), loss=[bce_loss, cce_loss],
+                  metrics=["mae", "accuracy"])
+    logs = model.evaluate(x, [y_priority, y_department], verbose=0, return_dict=True)
+    assert logs["department_accuracy"] == pytest.approx(acc)
+    assert logs["priority_mae"] == pytest.approx(float(np.mean(np.abs(p - y_priority))),
+                                                 rel=1e-5)
+    with pytest.raises(ValueError, match="one entry"):
+        model.compile("sgd", loss=[bce_loss, cce_loss], metrics=["accuracy"])

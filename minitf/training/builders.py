@@ -17,8 +17,7 @@ from .config import ConfigError
 
 __all__ = ["Data", "Normalizer", "load_data", "make_iterators", "build_schedule",
            "build_optimizer", "param_groups", "build_callbacks", "checkpoint_dir",
-           "tensorboard_dir",
-           "OPTIMIZERS"]
+           "tensorboard_dir", "OPTIMIZERS"]
 
 #: Config optimizer names -> keras.optimizers class names.
 OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop",

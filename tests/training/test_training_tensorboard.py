@@ -57,6 +57,10 @@ def test_train_writes_tensorboard_scalars_by_default(tmp_path):
     run_dir = str(tmp_path / "run")
     run("--run-dir", run_dir, *TINY)
     _check_against_csv(run_dir)
+    # --overwrite starts afresh: the old event files go with the old logs
+    run("--run-dir", run_dir, *TINY, "--set", "optimizer.learning_rate=0.01", "--overwrite")
+    _check_against_csv(run_dir)
+    assert len(os.listdir(os.path.join(run_dir, "tensorboard", "train"))) == 1
 
 
 @pytest.mark.skipif(minitf.get_backend() != "numpy",

@@ -56,7 +56,9 @@ def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbac
     data = EpochIterator(x, y, sample_weight, batch_size, shuffle, steps_per_epoch,
                          class_weight, what="fit")
     if validation_data is not None and not is_batch_source(validation_data):
-        validation_data = unpack_x_y_sample_weight(validation_data)
+        # on the device once, not at every epoch's evaluation
+        validation_data = tuple(to_device(v) for v in
+                                unpack_x_y_sample_weight(validation_data))
     cbs = _callback_list(callbacks, self, verbose, add_history=True, epochs=epochs,
                          steps=data.steps, initial_epoch=initial_epoch)
     object.__setattr__(self, "stop_training", False)

@@ -22,7 +22,7 @@ from ..ops.convert import convert_to_tensor
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable
 from .callbacks import History  # noqa: F401 - re-exported (keras.History)
-from .trainer_data import num_samples, unpack_x_y_sample_weight
+from .trainer_data import num_samples, pack_x_y_sample_weight, unpack_x_y_sample_weight
 
 
 # --- metrics used when the metrics module has no match -------------------------------------------
@@ -434,7 +434,7 @@ class Trainer:
         x, y, sw = batch
         self._ensure_built(x)
         if self._custom("train_step"):
-            data = (x,) if y is None and sw is None else ((x, y) if sw is None else (x, y, sw))
+            data = pack_x_y_sample_weight(x, y, sw)
             results = self._get_train_fn(True)(data)
             return functools.partial(_floats, results)
         step = self._get_train_fn(False)

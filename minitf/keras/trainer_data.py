@@ -42,7 +42,8 @@ def unpack_x_y_sample_weight(data):
 
 
 def pack_x_y_sample_weight(x, y=None, sample_weight=None):
-    """The inverse of ``unpack_x_y_sample_weight``."""
+    """The inverse of ``unpack_x_y_sample_weight``: a lone ``x`` stays unwrapped (a tuple or
+    list ``x`` becomes ``(x,)``), as Keras 3 passes it to ``train_step``."""
     if y is None:
         return x if not isinstance(x, (list, tuple)) else (x,)
     if sample_weight is None:

@@ -14,7 +14,7 @@ from .. import backend as B
 from ..nest import flatten, pack_sequence_as
 from ..tensor import Tensor
 from . import callbacks as callbacks_module
-from .trainer_data import (EpochIterator, is_batch_source, to_device,
+from .trainer_data import (EpochIterator, is_batch_source, pack_x_y_sample_weight, to_device,
                            train_validation_split, unpack_x_y_sample_weight)
 
 
@@ -113,9 +113,7 @@ def _evaluate(model, data, batch_size, steps, cbs, sample_weight=None):
     for step, (xb, yb, swb) in enumerate(it.epoch()):
         cbs.on_test_batch_begin(step)
         model._ensure_built(xb)
-        batch = (xb,) if yb is None and swb is None else (
-            (xb, yb) if swb is None else (xb, yb, swb))
-        results = model.test_step(batch)
+        results = model.test_step(pack_x_y_sample_weight(xb, yb, swb))
         cbs.on_test_batch_end(step, callbacks_module.LazyLogs(
             lambda r=results: _floats(r)))
     logs = _floats(results) if results is not None else model._logs_fn()
@@ -159,7 +157,7 @@ def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None
     outputs = []
     for step, (xb, _, _) in enumerate(it.epoch()):
         cbs.on_predict_batch_begin(step)
-        out = self.predict_step((xb,))
+        out = self.predict_step(pack_x_y_sample_weight(xb))
         outputs.append(out)
         cbs.on_predict_batch_end(step, {"outputs": out})
     cbs.on_predict_end()
@@ -194,13 +192,13 @@ def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
     x, y, sw = to_device(x), to_device(y), to_device(sample_weight)
     self.reset_metrics()
     self._ensure_built(x)
-    logs = _floats(self.test_step((x, y) if sw is None else (x, y, sw)))
+    logs = _floats(self.test_step(pack_x_y_sample_weight(x, y, sw)))
     return logs if return_dict else _single_or_list(logs)
 
 
 def predict_on_batch(self, x):
     """``predict_step`` on one batch, as host numpy arrays."""
-    out = self.predict_step((to_device(x),))
+    out = self.predict_step(pack_x_y_sample_weight(to_device(x)))
     if isinstance(out, Tensor):
         return B.to_numpy(out._value)
     return pack_sequence_as(out, [B.to_numpy(t._value) for t in flatten(out)])

@@ -297,3 +297,34 @@ def test_several_outputs_with_loss_weights_and_per_output_metrics():
                                                  rel=1e-5)
     with pytest.raises(ValueError, match="one entry"):
         model.compile("sgd", loss=[bce_loss, cce_loss], metrics=["accuracy"])
+
+
+def test_steps_receive_x_alone_without_targets():
+    """fit(x) (no y), as the VAE example calls it: train_step gets x itself, as in Keras 3."""
+    received = []
+
+    class AutoEncoder(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(3)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+        def train_step(self, data):
+            received.append(type(data))
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self(data, training=True) - data))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"loss": loss}
+
+    x, _ = _data(8)
+    model = AutoEncoder()
+    model.compile(keras.optimizers.SGD(0.0), run_eagerly=True)
+    h = model.fit(x, batch_size=8, epochs=1, verbose=0)
+    model.fit(tf.data.Dataset.from_tensor_slices(x).batch(8), epochs=1, verbose=0)
+    assert received == [tf.Tensor, tf.Tensor]
+    w, b = model.get_weights()
+    assert h.history["loss"][0] == pytest.approx(float(np.mean((x @ w + b - x) ** 2)),
+                                                 rel=1e-5)

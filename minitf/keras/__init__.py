@@ -23,3 +23,4 @@ backend = _NS(clear_session=_clear_session, floatx=lambda: "float32")
 utils = _NS(clear_session=_clear_session)
 utils.unpack_x_y_sample_weight = _trainer_data.unpack_x_y_sample_weight
 utils.pack_x_y_sample_weight = _trainer_data.pack_x_y_sample_weight
+utils.PyDataset = utils.Sequence = _trainer_data.PyDataset

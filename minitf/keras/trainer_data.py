@@ -6,6 +6,7 @@ Sources (as Keras 3):
   permutation each epoch, drawn from minitf's global generator (``tf.random.set_seed``);
 - a ``tf.data.Dataset`` of ``x``, ``(x, y)`` or ``(x, y, sample_weight)`` batches (its own
   ``shuffle`` decides the order; ``fit(shuffle=...)`` does not apply);
+- a ``keras.utils.PyDataset`` (batches by index, ``on_epoch_end`` after each pass);
 - any other iterable of such batches: a list, a generator, a ``datasets.BatchIterator``.
 
 With ``steps_per_epoch`` one iterator is kept across epochs; a source whose number of batches
@@ -22,7 +23,33 @@ from ..ops.convert import convert_to_tensor
 from ..tensor import Tensor
 
 __all__ = ["unpack_x_y_sample_weight", "pack_x_y_sample_weight", "EpochIterator",
-           "train_validation_split", "to_device"]
+           "train_validation_split", "to_device", "PyDataset"]
+
+
+class PyDataset:
+    """Keras 3's ``keras.utils.PyDataset``: subclass it with ``__len__`` (the number of
+    batches) and ``__getitem__(index)`` returning batch ``index`` (``x``, ``(x, y)`` or
+    ``(x, y, sample_weight)``); ``on_epoch_end()`` runs after each pass. ``fit`` reads the
+    batches in order, in the calling thread (``workers``/``use_multiprocessing`` are
+    accepted and not used)."""
+
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+        self.workers = workers
+        self.use_multiprocessing = use_multiprocessing
+        self.max_queue_size = max_queue_size
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
+
+    @property
+    def num_batches(self):
+        return len(self)
+
+    def on_epoch_end(self):
+        pass
 
 
 def unpack_x_y_sample_weight(data):
@@ -176,15 +203,28 @@ class _IterableSource:
             self.num_batches = n if n >= 0 else None
         elif hasattr(data, "__len__"):
             self.num_batches = len(data)
-        self.reiterable = hasattr(data, "epoch_batches") or (
+        self.reiterable = _is_indexed(data) or hasattr(data, "epoch_batches") or (
             hasattr(data, "__iter__") and iter(data) is not data)
 
     def batches(self):
-        source = self.data.epoch_batches() if hasattr(self.data, "epoch_batches") \
-            else iter(self.data)
+        if _is_indexed(self.data):
+            source = (self.data[i] for i in range(len(self.data)))
+        elif hasattr(self.data, "epoch_batches"):
+            source = self.data.epoch_batches()
+        else:
+            source = iter(self.data)
         for batch in source:
             x, y, sw = unpack_x_y_sample_weight(batch)
             yield to_device(x), to_device(y), to_device(sw)
+        if hasattr(self.data, "on_epoch_end"):
+            self.data.on_epoch_end()
+
+
+def _is_indexed(data):
+    """A PyDataset (or keras.utils.Sequence-like object): batches by index up to len()."""
+    return isinstance(data, PyDataset) or (
+        hasattr(data, "__getitem__") and hasattr(data, "__len__")
+        and hasattr(data, "on_epoch_end") and not isinstance(data, (list, tuple)))
 
 
 def is_batch_source(x):
@@ -194,7 +234,7 @@ def is_batch_source(x):
     if isinstance(x, (list, tuple)):
         return bool(x) and isinstance(x[0], (list, tuple)) and not _arraylike(x[0]) and all(
             _arraylike(v) for v in x[0])
-    return hasattr(x, "__iter__") or hasattr(x, "__next__")
+    return _is_indexed(x) or hasattr(x, "__iter__") or hasattr(x, "__next__")
 
 
 class EpochIterator:

@@ -198,9 +198,11 @@ class _IterableSource:
     def __init__(self, data):
         self.data = data
         self.num_batches = None
+        self.infinite = False
         if hasattr(data, "cardinality"):
             n = int(data.cardinality())
             self.num_batches = n if n >= 0 else None
+            self.infinite = n == -1
         elif hasattr(data, "__len__"):
             self.num_batches = len(data)
         self.reiterable = _is_indexed(data) or hasattr(data, "epoch_batches") or (
@@ -256,6 +258,12 @@ class EpochIterator:
             self.source = _ArraySource(to_device(x), to_device(y), to_device(sample_weight),
                                        batch_size or 32, shuffle)
         self.class_weight = class_weight
+        if steps_per_epoch is None and getattr(self.source, "infinite", False):
+            steps_name = "steps_per_epoch" if what == "fit" else "steps"
+            raise ValueError(f"{what}: the dataset repeats forever; pass {steps_name} (the "
+                             f"number of batches per {'epoch' if what == 'fit' else 'run'})"
+                             + (", or validation_steps for validation data"
+                                if what == "evaluate" else ""))
         if steps_per_epoch is not None and int(steps_per_epoch) < 1:
             raise ValueError(f"{what}: steps must be a positive integer, got {steps_per_epoch}")
         self.steps_per_epoch = None if steps_per_epoch is None else int(steps_per_epoch)

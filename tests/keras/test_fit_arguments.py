@@ -239,6 +239,11 @@ def test_fit_on_datasets_of_pairs_and_triples():
     m2.fit(tf.data.Dataset.from_tensor_slices((x, y, sw)).batch(4), epochs=2, verbose=0)
     for a, b in zip(m1.get_weights(), m2.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+    forever = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).repeat()
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        m2.fit(forever, verbose=0)
+    with pytest.raises(ValueError, match="validation_steps"):
+        m2.fit(x, y, validation_data=forever, verbose=0)
     with pytest.raises(ValueError, match="inside the dataset"):
         m2.fit(tf.data.Dataset.from_tensor_slices(x).batch(4), y, verbose=0)
 

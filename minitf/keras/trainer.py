@@ -59,8 +59,18 @@ class _FnMetric(_MeanTracker):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         values = math_ops.cast(self._fn(convert_to_tensor(y_true), y_pred), dtypes.float32)
-        self.total.assign_add(reduce_ops.reduce_sum(values))
-        self.count.assign_add(float(values._value.size))
+        if sample_weight is None:
+            self.total.assign_add(reduce_ops.reduce_sum(values))
+            self.count.assign_add(float(values._value.size))
+            return
+        weights = math_ops.cast(convert_to_tensor(sample_weight), dtypes.float32)
+        if weights._value.size != values._value.size:
+            raise ValueError(f"metric {self.name!r}: sample_weight of shape "
+                             f"{tuple(weights.shape)} does not match the values of shape "
+                             f"{tuple(values.shape)}")
+        weights = array_ops.reshape(weights, tuple(values.shape))
+        self.total.assign_add(reduce_ops.reduce_sum(values * weights))
+        self.count.assign_add(reduce_ops.reduce_sum(weights))
 
 
 def _sparse_accuracy(y, p):
@@ -84,7 +94,7 @@ def _exact_accuracy(y, p):
 
 
 def _loss_kind(loss):
-    name = loss if isinstance(loss, str) else type(loss).__name__
+    name = loss if isinstance(loss, str) else getattr(loss, "__name__", type(loss).__name__)
     name = name.lower().replace("_", "")
     for kind in ("sparsecategorical", "binary", "categorical"):
         if kind in name:

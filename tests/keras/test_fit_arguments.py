@@ -333,3 +333,38 @@ def test_steps_receive_x_alone_without_targets():
     w, b = model.get_weights()
     assert h.history["loss"][0] == pytest.approx(float(np.mean((x @ w + b - x) ** 2)),
                                                  rel=1e-5)
+
+
+def test_function_metrics_take_sample_weights_in_custom_steps():
+    x, y = _data(8)
+    sw = np.array([0, 1, 2, 3, 0, 1, 2, 3], "float32")[:, None]
+
+    class Weighted(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+        def test_step(self, data):
+            x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+            y_pred = self(x, training=False)
+            for metric in self.metrics:
+                if metric.name != "loss":
+                    metric.update_state(y, y_pred, sample_weight=sample_weight)
+            return {m.name: m.result() for m in self.metrics if m.name != "loss"}
+
+    model = Weighted()
+    model.compile("sgd", "mse", metrics=["mae"])
+    logs = model.evaluate(x, y, sample_weight=sw, verbose=0, return_dict=True)
+    w, b = model.get_weights()
+    err = np.abs(x @ w + b - y)[:, 0]
+    assert logs["mae"] == pytest.approx(float(np.sum(err * sw[:, 0]) / sw.sum()), rel=1e-5)
+    tf.random.set_seed(0)
+    binary = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1, activation="sigmoid")])
+    binary.compile("sgd", keras.losses.binary_crossentropy, metrics=["accuracy"])
+    labels = (y > 0).astype("float32")
+    logs = binary.evaluate(x, labels, verbose=0, return_dict=True)
+    p = binary.predict(x, verbose=0)
+    assert logs["accuracy"] == pytest.approx(float(np.mean((p > 0.5) == (labels > 0.5))))

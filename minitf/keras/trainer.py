@@ -138,9 +138,6 @@ class Trainer:
                 jit_compile="auto", auto_scale_loss=True):
         """Configure training: the optimizer, the loss and the metrics to report."""
         from . import optimizers as optimizers_module
-        if weighted_metrics is not None:
-            raise NotImplementedError("compile: weighted_metrics is not supported (the loss "
-                                      "is weighted by sample_weight; metrics= are not)")
         opt = optimizers_module.get(optimizer) if not hasattr(
             optimizer, "apply_gradients") else optimizer
         lso_cls = getattr(optimizers_module, "LossScaleOptimizer", None)
@@ -153,8 +150,14 @@ class Trainer:
         s(self, "_loss_fn", self._resolve_loss(loss))
         s(self, "_loss_weights", loss_weights)
         metric_list, outputs = self._resolve_metrics(metrics, loss)
-        s(self, "_metrics", metric_list)
-        s(self, "_metric_outputs", outputs)
+        weighted, weighted_outputs = self._resolve_metrics(weighted_metrics, loss)
+        taken = {m.name for m in metric_list}
+        for m in weighted:  # Keras tells a weighted twin apart by this prefix
+            if m.name in taken:
+                m.name = f"weighted_{m.name}"
+        s(self, "_metrics", metric_list + weighted)
+        s(self, "_metric_outputs", outputs + weighted_outputs)
+        s(self, "_metric_weighted", [False] * len(metric_list) + [True] * len(weighted))
         s(self, "_loss_tracker", _MeanTracker("loss"))
         s(self, "_run_eagerly", bool(run_eagerly))
         s(self, "_train_fn", None)
@@ -289,7 +292,7 @@ class Trainer:
 
             @staticmethod
             def update_state(y_true, y_pred, sample_weight=None):
-                model._update_compiled_metrics(y_true, y_pred)
+                model._update_compiled_metrics(y_true, y_pred, sample_weight)
 
             @staticmethod
             def reset_state():
@@ -337,7 +340,7 @@ class Trainer:
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         """Update the compiled metrics on a batch; returns ``get_metrics_result()``."""
-        self._update_compiled_metrics(y, y_pred)
+        self._update_compiled_metrics(y, y_pred, sample_weight)
         return self.get_metrics_result()
 
     def get_metrics_result(self):
@@ -351,19 +354,22 @@ class Trainer:
                 out[m.name] = r
         return out
 
-    def _update_compiled_metrics(self, y, y_pred):
+    def _update_compiled_metrics(self, y, y_pred, sample_weight=None):
+        """``metrics=`` see every sample alike; ``weighted_metrics=`` get ``sample_weight``."""
         names = None
-        for m, key in zip(self._metrics, self._metric_outputs):
+        for m, key, weighted in zip(self._metrics, self._metric_outputs, self._metric_weighted):
+            kwargs = {"sample_weight": sample_weight} if weighted and sample_weight is not None \
+                else {}
             if key is None:
-                m.update_state(y, y_pred)
+                m.update_state(y, y_pred, **kwargs)
                 continue
             if names is None:
                 names = self._output_names()
-            m.update_state(_select(y, key, names), _select(y_pred, key, names))
+            m.update_state(_select(y, key, names), _select(y_pred, key, names), **kwargs)
 
-    def _update_metrics(self, loss, x, y, y_pred):
+    def _update_metrics(self, loss, x, y, y_pred, sample_weight=None):
         self._loss_tracker.update_state(loss, sample_weight=num_samples(x))
-        self._update_compiled_metrics(y, y_pred)
+        self._update_compiled_metrics(y, y_pred, sample_weight)
 
     def reset_metrics(self):
         for m in self.metrics:
@@ -393,7 +399,7 @@ class Trainer:
         ``minitf.function`` unless ``compile(run_eagerly=True)``."""
         x, y, sw = unpack_x_y_sample_weight(data)
         loss, y_pred = self._train_step(x, y, sw)
-        self._update_metrics(loss, x, y, y_pred)
+        self._update_metrics(loss, x, y, y_pred, sw)
         return self.get_metrics_result()
 
     def test_step(self, data):
@@ -402,7 +408,7 @@ class Trainer:
         x, y, sw = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sw, training=False)
-        self._update_metrics(loss, x, y, y_pred)
+        self._update_metrics(loss, x, y, y_pred, sw)
         return self.get_metrics_result()
 
     def predict_step(self, data):
@@ -449,7 +455,7 @@ class Trainer:
             return functools.partial(_floats, results)
         step = self._get_train_fn(False)
         loss, y_pred = step(x, y) if sw is None else step(x, y, sw)
-        self._update_metrics(loss, x, y, y_pred)
+        self._update_metrics(loss, x, y, y_pred, sw)
         return self._logs_fn
 
     def _ensure_built(self, x):

@@ -368,3 +368,18 @@ def test_function_metrics_take_sample_weights_in_custom_steps():
     logs = binary.evaluate(x, labels, verbose=0, return_dict=True)
     p = binary.predict(x, verbose=0)
     assert logs["accuracy"] == pytest.approx(float(np.mean((p > 0.5) == (labels > 0.5))))
+
+
+def test_weighted_metrics_see_the_sample_weights():
+    x, y = _data(10)
+    sw = np.linspace(0.0, 1.0, 10).astype("float32")
+    model = _linear(lr=0.0, metrics=["mae"])
+    model.compile(keras.optimizers.SGD(0.0), "mse", metrics=["mae"], weighted_metrics=["mae"])
+    h = model.fit(x, y, sample_weight=sw, batch_size=10, epochs=1, verbose=0)
+    w, b = model.get_weights()
+    err = np.abs(x @ w + b - y)[:, 0]
+    assert h.history["mae"][0] == pytest.approx(float(np.mean(err)), rel=1e-5)
+    assert h.history["weighted_mae"][0] == pytest.approx(float(np.sum(err * sw) / sw.sum()),
+                                                         rel=1e-5)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)  # no weights: both agree
+    assert logs["weighted_mae"] == pytest.approx(logs["mae"], rel=1e-6)

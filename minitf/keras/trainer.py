@@ -132,6 +132,7 @@ class Trainer:
     _train_fn = None
     _initial_epoch = None
     _run_eagerly = False
+    _output_loss_trackers = {}
 
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
@@ -159,6 +160,10 @@ class Trainer:
         s(self, "_metric_outputs", outputs + weighted_outputs)
         s(self, "_metric_weighted", [False] * len(metric_list) + [True] * len(weighted))
         s(self, "_loss_tracker", _MeanTracker("loss"))
+        outputs = self._output_names() if isinstance(loss, (dict, list, tuple)) or \
+            len(self._output_names()) > 1 else []
+        s(self, "_output_loss_trackers",
+          {name: _MeanTracker(f"{name}_loss") for name in outputs if name} if loss else {})
         s(self, "_run_eagerly", bool(run_eagerly))
         s(self, "_train_fn", None)
         s(self, "compiled", True)
@@ -256,7 +261,8 @@ class Trainer:
         """The loss tracker, the compiled metrics, then metrics assigned as attributes of
         the model or its layers (``self.loss_tracker = keras.metrics.Mean(...)``).
         ``fit``/``evaluate`` reset them all at the start of each epoch/evaluation."""
-        out = ([self._loss_tracker] + list(self._metrics)) if self.compiled else []
+        out = ([self._loss_tracker] + list(self._metrics)
+               + list(self._output_loss_trackers.values())) if self.compiled else []
         seen = {id(m) for m in out}
         for layer in [self] + list(getattr(self, "submodules", [])):
             for value in vars(layer).values():
@@ -517,10 +523,15 @@ def _multi_output_loss(fn, y, y_pred, sample_weight, model):
         except (KeyError, IndexError, ValueError):
             raise ValueError(f"no target for output {key!r} (outputs: {names or keys}); pass "
                              "y as a list in output order or a dict by output name") from None
-        v = f(yt, _select(y_pred, key, names), sample_weight=sample_weight)
+        yp = _select(y_pred, key, names)
+        v = f(yt, yp, sample_weight=sample_weight)
         if v.ndim:
             v = reduce_ops.reduce_mean(v)
         v = math_ops.cast(v, dtypes.float32)
+        name = key if isinstance(key, str) else (names[key] if key < len(names) else None)
+        tracker = model._output_loss_trackers.get(name)
+        if tracker is not None:  # the unweighted loss of each output, as Keras logs it
+            tracker.update_state(v, sample_weight=num_samples(yp))
         w = _per_output(weights, key, names) if weights is not None else None
         if w is not None:
             v = v * float(w)

@@ -289,6 +289,9 @@ def test_several_outputs_with_loss_weights_and_per_output_metrics():
                   epochs=1, verbose=0)
     assert h.history["loss"][0] == pytest.approx(bce + 0.2 * cce, rel=1e-5)
     assert h.history["department_accuracy"][0] == pytest.approx(acc)
+    # each output's own loss, unweighted
+    assert h.history["priority_loss"][0] == pytest.approx(bce, rel=1e-5)
+    assert h.history["department_loss"][0] == pytest.approx(cce, rel=1e-5)
     model.compile(keras.optimizers.SGD(0.0), loss=[bce_loss, cce_loss], loss_weights=[1.0, 0.2],
                   metrics=[[], ["accuracy"]])
     logs = model.evaluate(x, [y_priority, y_department], verbose=0, return_dict=True)

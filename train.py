@@ -34,6 +34,7 @@ run directory (<output_dir>/<name>, or --run-dir):
   metrics.csv      one row per epoch; metrics.jsonl: step and epoch records
   checkpoints/     ckpt-<step>.h5 (the last checkpoint.keep_last) and best.h5
   curves.png       loss/accuracy per epoch (only when matplotlib is installed)
+  tensorboard/     TensorBoard scalars: tensorboard --logdir runs
   results.json     final test-set evaluation
 
 exit codes:
@@ -176,10 +177,18 @@ def _prepare_fresh_run_dir(cfg, run_dir, overwrite):
     # Only what a run writes: checkpoint.dir may be a directory holding other files.
     doomed = [os.path.join(run_dir, name) for name in RUN_FILES]
     doomed += [p for _, p in list_checkpoints(ckpt_dir)] + [os.path.join(ckpt_dir, "best.h5")]
+    doomed += _tensorboard_files(run_dir)
     for path in doomed:
         if os.path.exists(path):
             os.unlink(path)
     os.makedirs(run_dir, exist_ok=True)
+
+
+def _tensorboard_files(run_dir):
+    from minitf.training.builders import tensorboard_dir
+    top = tensorboard_dir(run_dir)
+    return [os.path.join(d, f) for d, _, files in os.walk(top) for f in files
+            if f.startswith("events.out.tfevents.")]
 
 
 def _write_text(path, text):

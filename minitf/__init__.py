@@ -105,3 +105,5 @@ from .keras import (activations, initializers, layers, losses, metrics,  # noqa:
                     mixed_precision, optimizers)
 
 __version__ = "0.1.0"
+from . import data  # noqa: E402 - tf.data input pipelines
+from .data import TensorSpec  # noqa: E402

@@ -12,6 +12,7 @@ from types import SimpleNamespace as _NS
 
 from . import activations, initializers, layers, mixed_precision, saving  # noqa: F401
 from . import losses, metrics, optimizers  # noqa: F401
+from . import callbacks  # noqa: F401
 from .layers import Input, InputLayer, KerasTensor, Layer  # noqa: F401
 from .layers.base import clear_session as _clear_session
 from .models import Model, Sequential  # noqa: F401

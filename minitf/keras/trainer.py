@@ -1,57 +1,28 @@
-"""``compile``/``fit``/``evaluate``/``predict`` for ``keras.Model`` (a mixin; see models.py).
+"""``compile`` and the training steps of ``keras.Model`` (a mixin; see models.py).
 
 ``compile(optimizer, loss, metrics)`` accepts objects or Keras names, resolved through
 ``keras.optimizers.get``, ``keras.losses.get`` and ``keras.metrics.get``; ``"accuracy"``/``"acc"``
-picks the accuracy that matches the loss, as Keras does. Under the ``mixed_float16`` policy the
-optimizer is wrapped in a ``LossScaleOptimizer``.
+picks the accuracy that matches the loss, as Keras does. A loss function of ``(y_true, y_pred)``
+is wrapped as Keras wraps it (per-sample values, weighted by ``sample_weight``, averaged over the
+batch). Under the ``mixed_float16`` policy the optimizer is wrapped in a ``LossScaleOptimizer``.
 
-``fit`` takes arrays/tensors (``x``, ``y``: one array, or a list/dict of arrays for several
-inputs), or an iterable of ``(x, y)`` batches: a list, a generator (with ``steps_per_epoch`` to
-draw several epochs from one iterator) or a ``datasets.BatchIterator`` (one epoch =
-``epoch_batches()``). Float64 arrays are fed as float32, as Keras does. Unless
-``compile(run_eagerly=True)``, the training step (forward, loss, gradient, optimizer step) runs
-as a ``minitf.function``, traced once per batch shape. Progress: a tqdm bar per epoch on a
-terminal, one line per epoch otherwise (``verbose=2`` forces lines, ``0`` silences).
-Callbacks are duck-typed Keras callbacks (``on_epoch_end(epoch, logs)``...; ``model.stop_training
-= True`` stops); ``fit`` returns a ``History`` whose ``.history`` maps names to per-epoch values.
+The steps follow Keras 3: ``train_step(data)``, ``test_step(data)`` and ``predict_step(data)``
+receive a batch ``(x, y, sample_weight)`` (unpack it with
+``keras.utils.unpack_x_y_sample_weight``), ``compute_loss`` adds ``model.losses`` to the compiled
+loss, and ``self.metrics`` lists the loss tracker, the compiled metrics and the metrics the
+model holds as attributes. Overriding a step customises ``fit``/``evaluate``/``predict``
+(``trainer_loops.py``); which data they accept is in ``trainer_data.py``.
 """
 import functools
-import sys
-import time
-import warnings
 
-from .. import backend as B
 from .. import dtypes
 from .._state import PauseRecording
-from ..nest import flatten
-from ..ops import array_ops, math_ops, random_ops, reduce_ops
+from ..ops import array_ops, math_ops, reduce_ops
 from ..ops.convert import convert_to_tensor
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable
-
-
-class History:
-    """Per-epoch logs of ``fit``: ``history.history["loss"]`` is a list with one value per epoch."""
-
-    def __init__(self):
-        self.history = {}
-        self.epoch = []
-        self.params = {}
-        self.model = None
-
-    def set_model(self, model):
-        self.model = model
-
-    def set_params(self, params):
-        self.params = params
-
-    def on_train_begin(self, logs=None):
-        self.epoch = []
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.epoch.append(epoch)
-        for k, v in (logs or {}).items():
-            self.history.setdefault(k, []).append(v)
+from .callbacks import History  # noqa: F401 - re-exported (keras.History)
+from .trainer_data import num_samples, pack_x_y_sample_weight, unpack_x_y_sample_weight
 
 
 # --- metrics used when the metrics module has no match -------------------------------------------
@@ -88,8 +59,18 @@ class _FnMetric(_MeanTracker):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         values = math_ops.cast(self._fn(convert_to_tensor(y_true), y_pred), dtypes.float32)
-        self.total.assign_add(reduce_ops.reduce_sum(values))
-        self.count.assign_add(float(values._value.size))
+        if sample_weight is None:
+            self.total.assign_add(reduce_ops.reduce_sum(values))
+            self.count.assign_add(float(values._value.size))
+            return
+        weights = math_ops.cast(convert_to_tensor(sample_weight), dtypes.float32)
+        if weights._value.size != values._value.size:
+            raise ValueError(f"metric {self.name!r}: sample_weight of shape "
+                             f"{tuple(weights.shape)} does not match the values of shape "
+                             f"{tuple(values.shape)}")
+        weights = array_ops.reshape(weights, tuple(values.shape))
+        self.total.assign_add(reduce_ops.reduce_sum(values * weights))
+        self.count.assign_add(reduce_ops.reduce_sum(weights))
 
 
 def _sparse_accuracy(y, p):
@@ -113,7 +94,7 @@ def _exact_accuracy(y, p):
 
 
 def _loss_kind(loss):
-    name = loss if isinstance(loss, str) else type(loss).__name__
+    name = loss if isinstance(loss, str) else getattr(loss, "__name__", type(loss).__name__)
     name = name.lower().replace("_", "")
     for kind in ("sparsecategorical", "binary", "categorical"):
         if kind in name:
@@ -138,186 +119,6 @@ def _accuracy_metric(loss):
     return _FnMetric(fn, "accuracy")
 
 
-# --- data ----------------------------------------------------------------------------------------
-
-def _arraylike(value):
-    return isinstance(value, Tensor) or B.is_array(value)
-
-
-def _to_device(value):
-    """Arrays (and nests of them) as Tensors; float64 becomes float32, as Keras feeds it."""
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        return {k: _to_device(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and value and all(_arraylike(v) for v in value):
-        return type(value)(_to_device(v) for v in value)
-    t = value if isinstance(value, Tensor) else convert_to_tensor(value)
-    if t._value.dtype == B.xp.float64:
-        t = Tensor(t._value.astype(B.xp.float32))
-    return t
-
-
-def _num_samples(x):
-    first = next(iter(flatten(x)))
-    return int(first._value.shape[0])
-
-
-def _take(x, index):
-    """Rows ``index`` (a slice or an index array) of every array in the nest ``x``."""
-    if x is None:
-        return None
-    if isinstance(x, dict):
-        return {k: _take(v, index) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(_take(v, index) for v in x)
-    return Tensor(x._value[index])
-
-
-class _ArrayData:
-    """Batches of in-memory arrays, shuffled on the device each epoch."""
-
-    def __init__(self, x, y, batch_size, shuffle):
-        self.x, self.y = x, y
-        self.n = _num_samples(x)
-        self.batch_size = int(batch_size)
-        self.shuffle = shuffle
-        self.steps = -(-self.n // self.batch_size)
-
-    def epoch(self):
-        order = None
-        if self.shuffle:
-            order = B.xp.argsort(random_ops.uniform((self.n,))._value)
-        for i in range(self.steps):
-            lo, hi = i * self.batch_size, min(self.n, (i + 1) * self.batch_size)
-            index = slice(lo, hi) if order is None else order[lo:hi]
-            yield _take(self.x, index), _take(self.y, index)
-
-
-class _IterData:
-    """An iterable of ``(x, y)`` batches."""
-
-    def __init__(self, data, steps):
-        self.data = data
-        self.steps = steps
-        if steps is None and hasattr(data, "__len__"):
-            self.steps = len(data)
-        self._it = None
-
-    def epoch(self):
-        if hasattr(self.data, "epoch_batches"):
-            source = self.data.epoch_batches()
-        elif self.steps is not None and not isinstance(self.data, (list, tuple)):
-            if self._it is None:
-                self._it = iter(self.data)
-            source = self._it
-        else:
-            source = iter(self.data)
-        for i, batch in enumerate(source):
-            if isinstance(batch, (tuple, list)) and not _arraylike(batch) and batch:
-                yield _to_device(batch[0]), _to_device(batch[1]) if len(batch) > 1 else None
-            else:
-                yield _to_device(batch), None
-            if self.steps is not None and i + 1 >= self.steps:
-                break
-
-
-def _is_batch_source(x):
-    """An iterable of batches (generator, iterator, BatchIterator, list of (x, y) tuples)."""
-    if _arraylike(x) or isinstance(x, dict):
-        return False
-    if isinstance(x, (list, tuple)):
-        return bool(x) and isinstance(x[0], (list, tuple)) and not _arraylike(x[0]) and all(
-            _arraylike(v) for v in x[0])
-    return hasattr(x, "__iter__") or hasattr(x, "__next__")
-
-
-def _adapter(x, y, batch_size, shuffle, steps):
-    if y is None and _is_batch_source(x):
-        return _IterData(x, steps)
-    xt, yt = _to_device(x), _to_device(y)
-    if yt is not None and _num_samples(yt) != _num_samples(xt):
-        raise ValueError(f"x and y have different numbers of samples "
-                         f"({_num_samples(xt)} and {_num_samples(yt)})")
-    return _ArrayData(xt, yt, batch_size or 32, shuffle)
-
-
-# --- callbacks and progress ----------------------------------------------------------------------
-
-class _Callbacks:
-    def __init__(self, callbacks, model, params):
-        self.callbacks = list(callbacks)
-        for cb in self.callbacks:
-            if hasattr(cb, "set_model"):
-                cb.set_model(model)
-            else:
-                cb.model = model
-            if hasattr(cb, "set_params"):
-                cb.set_params(params)
-        self.batch_logs_needed = any(_overrides(cb, "on_train_batch_end") or
-                                     _overrides(cb, "on_batch_end") for cb in self.callbacks)
-
-    def __call__(self, method, *args):
-        for cb in self.callbacks:
-            fn = getattr(cb, method, None)
-            if fn is not None:
-                fn(*args)
-
-
-def _overrides(cb, method):
-    fn = getattr(type(cb), method, None)
-    if fn is None:
-        return False
-    for base in type(cb).__mro__[1:]:
-        if base.__name__ == "Callback" and getattr(base, method, None) is fn:
-            return False
-    return True
-
-
-def _format_logs(logs):
-    return " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
-
-
-class _Progress:
-    """A tqdm bar on a terminal; otherwise one summary line per epoch."""
-
-    def __init__(self, verbose, epochs, steps):
-        if verbose == "auto":
-            verbose = 1
-        self.verbose = int(verbose)
-        self.bar_mode = self.verbose == 1 and sys.stdout.isatty()
-        self.epochs, self.steps = epochs, steps
-        self.bar = None
-        self._last = 0.0
-
-    def begin_epoch(self, epoch):
-        self.t0 = time.perf_counter()
-        self.epoch = epoch
-        if self.bar_mode:
-            from tqdm.auto import tqdm
-            self.bar = tqdm(total=self.steps, desc=f"Epoch {epoch + 1}/{self.epochs}",
-                            file=sys.stdout, leave=True, dynamic_ncols=True, unit="step")
-
-    def step(self, logs_fn):
-        if self.bar is None:
-            return
-        self.bar.update(1)
-        now = time.perf_counter()
-        if now - self._last > 0.25:  # reading the metrics syncs the device: not every step
-            self._last = now
-            self.bar.set_postfix_str(_format_logs(logs_fn()), refresh=False)
-
-    def end_epoch(self, logs, steps_done):
-        if self.bar is not None:
-            self.bar.set_postfix_str(_format_logs(logs), refresh=False)
-            self.bar.close()
-            self.bar = None
-        elif self.verbose:
-            dt = time.perf_counter() - self.t0
-            print(f"Epoch {self.epoch + 1}/{self.epochs} - {steps_done} steps - {dt:.2f}s - "
-                  f"{_format_logs(logs)}", flush=True)
-
-
 # --- the mixin -----------------------------------------------------------------------------------
 
 class Trainer:
@@ -329,15 +130,15 @@ class Trainer:
     stop_training = False
     history = None
     _train_fn = None
+    _initial_epoch = None
+    _run_eagerly = False
+    _output_loss_trackers = {}
 
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
                 jit_compile="auto", auto_scale_loss=True):
         """Configure training: the optimizer, the loss and the metrics to report."""
         from . import optimizers as optimizers_module
-        if loss_weights is not None or weighted_metrics is not None:
-            raise NotImplementedError("compile: loss_weights and weighted_metrics are not "
-                                      "supported")
         opt = optimizers_module.get(optimizer) if not hasattr(
             optimizer, "apply_gradients") else optimizer
         lso_cls = getattr(optimizers_module, "LossScaleOptimizer", None)
@@ -348,18 +149,91 @@ class Trainer:
         s(self, "optimizer", opt)
         s(self, "loss", loss)
         s(self, "_loss_fn", self._resolve_loss(loss))
-        s(self, "_metrics", [self._resolve_metric(m, loss) for m in (metrics or [])])
+        s(self, "_loss_weights", loss_weights)
+        metric_list, outputs = self._resolve_metrics(metrics, loss)
+        weighted, weighted_outputs = self._resolve_metrics(weighted_metrics, loss)
+        taken = {m.name for m in metric_list}
+        for m in weighted:  # Keras tells a weighted twin apart by this prefix
+            if m.name in taken:
+                m.name = f"weighted_{m.name}"
+        s(self, "_metrics", metric_list + weighted)
+        s(self, "_metric_outputs", outputs + weighted_outputs)
+        s(self, "_metric_weighted", [False] * len(metric_list) + [True] * len(weighted))
         s(self, "_loss_tracker", _MeanTracker("loss"))
+        outputs = self._output_names() if isinstance(loss, (dict, list, tuple)) or \
+            len(self._output_names()) > 1 else []
+        s(self, "_output_loss_trackers",
+          {name: _MeanTracker(f"{name}_loss") for name in outputs if name} if loss else {})
         s(self, "_run_eagerly", bool(run_eagerly))
         s(self, "_train_fn", None)
         s(self, "compiled", True)
 
     @staticmethod
     def _resolve_loss(loss):
-        if loss is None or (callable(loss) and not isinstance(loss, str)):
-            return loss
+        """A callable ``(y_true, y_pred, sample_weight) -> scalar``; lists/dicts of losses
+        (one per output) stay lists/dicts of those."""
+        if loss is None:
+            return None
+        if isinstance(loss, dict):
+            return {k: Trainer._resolve_loss(v) for k, v in loss.items()}
+        if isinstance(loss, (list, tuple)):
+            return [Trainer._resolve_loss(v) for v in loss]
         from . import losses as losses_module
-        return losses_module.get(loss)
+        if isinstance(loss, str):
+            loss = losses_module.get(loss)
+        if isinstance(loss, losses_module.Loss):
+            return loss
+        if callable(loss):  # a function of (y_true, y_pred): per-sample values, as Keras
+            return losses_module.LossFunctionWrapper(loss, name=getattr(loss, "__name__",
+                                                                        None))
+        raise ValueError(f"compile: cannot interpret loss {loss!r}")
+
+    def _output_names(self):
+        """Names of the model's outputs (the layers that produce them), when it knows them."""
+        outputs = getattr(self, "_outputs_struct", None)
+        if isinstance(outputs, dict):
+            return list(outputs)
+        names = []
+        for t in getattr(self, "outputs", None) or []:
+            node = getattr(t, "_node", None)
+            names.append(node.layer.name if node is not None else getattr(t, "name", None))
+        return names
+
+    def _resolve_metrics(self, metrics, loss):
+        """``metrics=`` as a flat list of metric objects and, per metric, the output it reads
+        (None: the single output). Several outputs take a list of lists or a dict by output
+        name; there each metric is named ``<output>_<metric>``, as Keras names them."""
+        if not metrics:
+            return [], []
+        names = self._output_names()
+        nested = isinstance(metrics, dict) or (
+            isinstance(metrics, (list, tuple)) and any(isinstance(m, (list, tuple, dict))
+                                                       for m in metrics))
+        if not nested and len(names) > 1:  # one entry per output, as Keras 3 reads it
+            if len(metrics) != len(names):
+                raise ValueError(f"compile: the model has {len(names)} outputs {names}; pass "
+                                 f"metrics as a list with one entry (a metric or a list) per "
+                                 f"output, or a dict by output name; got {len(metrics)} "
+                                 f"entries")
+            nested = True
+        if not nested:
+            return [self._resolve_metric(m, loss) for m in metrics], [None] * len(metrics)
+        if isinstance(metrics, dict):
+            per_output = [(k, metrics[k]) for k in metrics]
+        else:
+            per_output = [(i, m) for i, m in enumerate(metrics)]
+        out, where = [], []
+        for key, items in per_output:
+            items = items if isinstance(items, (list, tuple)) else [items]
+            label = key if isinstance(key, str) else (
+                names[key] if key < len(names) and names[key] else f"output_{key + 1}")
+            out_loss = _per_output(loss, key, names)
+            for item in items:
+                m = self._resolve_metric(item, out_loss)
+                m.name = f"{label}_{m.name}"
+                out.append(m)
+                where.append(key)
+        return out, where
 
     @staticmethod
     def _resolve_metric(metric, loss):
@@ -368,16 +242,34 @@ class Trainer:
         if metric in ("accuracy", "acc"):
             return _accuracy_metric(loss)
         if isinstance(metric, str):
+            from . import losses as losses_module
             from . import metrics as metrics_module
-            return metrics_module.get(metric)
+            try:
+                found = metrics_module.get(metric)
+            except ValueError:
+                try:  # any loss function's name is a metric too, as in Keras
+                    found = losses_module.get(metric)
+                except ValueError:
+                    raise ValueError(f"compile: unknown metric {metric!r}") from None
+            return found if hasattr(found, "update_state") else _FnMetric(found, metric)
         if callable(metric):
             return _FnMetric(metric, getattr(metric, "__name__", "metric"))
         raise ValueError(f"compile: cannot interpret metric {metric!r}")
 
     @property
     def metrics(self):
-        """The loss tracker followed by the compiled metrics."""
-        return ([self._loss_tracker] + list(self._metrics)) if self.compiled else []
+        """The loss tracker, the compiled metrics, then metrics assigned as attributes of
+        the model or its layers (``self.loss_tracker = keras.metrics.Mean(...)``).
+        ``fit``/``evaluate`` reset them all at the start of each epoch/evaluation."""
+        out = ([self._loss_tracker] + list(self._metrics)
+               + list(self._output_loss_trackers.values())) if self.compiled else []
+        seen = {id(m) for m in out}
+        for layer in [self] + list(getattr(self, "submodules", [])):
+            for value in vars(layer).values():
+                if _is_metric(value) and id(value) not in seen:
+                    seen.add(id(value))
+                    out.append(value)
+        return out
 
     @property
     def metrics_names(self):
@@ -385,22 +277,20 @@ class Trainer:
 
     @property
     def compiled_loss(self):
-        """TF 2's ``self.compiled_loss(y, y_pred, regularization_losses=...)`` for custom
-        ``train_step``s: the compiled loss plus the given terms; updates the loss tracker."""
+        """TF 2's ``self.compiled_loss(y, y_pred, sample_weight, regularization_losses=...)``
+        for custom ``train_step``s: the compiled loss plus the given terms; updates the loss
+        tracker."""
         def compiled_loss(y_true, y_pred, sample_weight=None, regularization_losses=None):
-            value = self._loss_fn(y_true, y_pred)
-            if value.ndim:
-                value = reduce_ops.reduce_mean(value)
-            value = math_ops.cast(value, dtypes.float32)
+            value = self._compiled_loss_value(y_true, y_pred, sample_weight)
             for term in regularization_losses or ():
                 value = value + math_ops.cast(convert_to_tensor(term), dtypes.float32)
-            self._loss_tracker.update_state(value, sample_weight=_num_samples(y_pred))
+            self._loss_tracker.update_state(value, sample_weight=num_samples(y_pred))
             return value
         return compiled_loss
 
     @property
     def compiled_metrics(self):
-        """TF 2's ``self.compiled_metrics.update_state(y, y_pred)``."""
+        """TF 2's ``self.compiled_metrics.update_state(y, y_pred, sample_weight)``."""
         model = self
 
         class CompiledMetrics:
@@ -408,8 +298,12 @@ class Trainer:
 
             @staticmethod
             def update_state(y_true, y_pred, sample_weight=None):
+                model._update_compiled_metrics(y_true, y_pred, sample_weight)
+
+            @staticmethod
+            def reset_state():
                 for m in model._metrics:
-                    m.update_state(y_true, y_pred)
+                    m.reset_state()
 
         return CompiledMetrics()
 
@@ -417,16 +311,30 @@ class Trainer:
         if not self.compiled:
             raise RuntimeError(f"{what}: call model.compile(optimizer, loss) first")
 
-    # --- steps --------------------------------------------------------------------------------
+    # --- losses and metrics -------------------------------------------------------------------
+    def _compiled_loss_value(self, y, y_pred, sample_weight=None):
+        """The compiled loss (summed over outputs for several), a float32 scalar."""
+        fn = self._loss_fn
+        if fn is None:
+            return None
+        if isinstance(y_pred, (list, tuple, dict)) and not isinstance(y_pred, Tensor):
+            return _multi_output_loss(fn, y, y_pred, sample_weight, self)
+        value = fn(y, y_pred, sample_weight=sample_weight)
+        if value.ndim:
+            value = reduce_ops.reduce_mean(value)
+        if self._loss_weights is not None:
+            value = value * float(self._loss_weights[0] if isinstance(
+                self._loss_weights, (list, tuple)) else self._loss_weights)
+        return value if value.dtype == dtypes.float32 else math_ops.cast(value, dtypes.float32)
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The compiled loss plus ``model.losses`` (add_loss, regularizers), in float32."""
+        """The compiled loss (weighted by ``sample_weight``) plus ``model.losses`` (add_loss
+        terms, weight regularizers), as a float32 scalar; what ``fit`` minimises."""
         terms = []
-        if self._loss_fn is not None:
-            value = self._loss_fn(y, y_pred)
-            if value.ndim:
-                value = reduce_ops.reduce_mean(value)
+        value = self._compiled_loss_value(y, y_pred, sample_weight)
+        if value is not None:
             terms.append(value)
-        terms.extend(self.losses)
+        terms.extend(getattr(self, "losses", None) or [])
         if not terms:
             raise ValueError("no loss to minimize: pass loss= to compile() or use add_loss()")
         terms = [t if t.dtype == dtypes.float32 else math_ops.cast(t, dtypes.float32)
@@ -436,13 +344,54 @@ class Trainer:
             total = total + t
         return total
 
-    def _train_step(self, x, y):
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Update the compiled metrics on a batch; returns ``get_metrics_result()``."""
+        self._update_compiled_metrics(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self):
+        """``{name: result}`` of ``self.metrics`` (nested results are merged in)."""
+        out = {}
+        for m in self.metrics:
+            r = m.result()
+            if isinstance(r, dict):
+                out.update(r)
+            else:
+                out[m.name] = r
+        return out
+
+    def _update_compiled_metrics(self, y, y_pred, sample_weight=None):
+        """``metrics=`` see every sample alike; ``weighted_metrics=`` get ``sample_weight``."""
+        names = None
+        for m, key, weighted in zip(self._metrics, self._metric_outputs, self._metric_weighted):
+            kwargs = {"sample_weight": sample_weight} if weighted and sample_weight is not None \
+                else {}
+            if key is None:
+                m.update_state(y, y_pred, **kwargs)
+                continue
+            if names is None:
+                names = self._output_names()
+            m.update_state(_select(y, key, names), _select(y_pred, key, names), **kwargs)
+
+    def _update_metrics(self, loss, x, y, y_pred, sample_weight=None):
+        self._loss_tracker.update_state(loss, sample_weight=num_samples(x))
+        self._update_compiled_metrics(y, y_pred, sample_weight)
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def _logs_fn(self):
+        return _floats(self.get_metrics_result())
+
+    # --- steps --------------------------------------------------------------------------------
+    def _train_step(self, x, y, sample_weight=None):
         opt = self.optimizer
         variables = self.trainable_variables
         scaled = hasattr(opt, "get_scaled_loss") and hasattr(opt, "get_unscaled_gradients")
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.compute_loss(x, y, y_pred)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
             target = opt.get_scaled_loss(loss) if scaled else loss
         grads = tape.gradient(target, variables)
         if scaled:
@@ -451,36 +400,34 @@ class Trainer:
         return loss, y_pred
 
     def train_step(self, data):
-        """One optimizer step on ``data = (x, y)``; returns ``{metric name: result}``.
-
-        Override it to customise ``fit`` (Keras' pattern); the override runs as a
-        ``minitf.function`` unless ``compile(run_eagerly=True)``.
-        """
-        x, y = _unpack(data)
-        loss, y_pred = self._train_step(x, y)
-        self._update_metrics(loss, y, y_pred, x)
-        return {m.name: m.result() for m in self.metrics}
+        """One optimizer step on ``data = (x, y[, sample_weight])``; returns ``{metric name:
+        result}``. Override it to customise ``fit`` (Keras' pattern); the override runs as a
+        ``minitf.function`` unless ``compile(run_eagerly=True)``."""
+        x, y, sw = unpack_x_y_sample_weight(data)
+        loss, y_pred = self._train_step(x, y, sw)
+        self._update_metrics(loss, x, y, y_pred, sw)
+        return self.get_metrics_result()
 
     def test_step(self, data):
-        """Loss and metric updates on ``data = (x, y)`` in inference mode; returns the
-        results (override to customise ``evaluate``)."""
-        x, y = _unpack(data)
+        """Loss and metric updates on ``data = (x, y[, sample_weight])`` in inference mode;
+        returns the results (override to customise ``evaluate``)."""
+        x, y, sw = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
-        loss = self.compute_loss(x, y, y_pred)
-        self._update_metrics(loss, y, y_pred, x)
-        return {m.name: m.result() for m in self.metrics}
+        loss = self.compute_loss(x, y, y_pred, sw, training=False)
+        self._update_metrics(loss, x, y, y_pred, sw)
+        return self.get_metrics_result()
 
-    def _update_metrics(self, loss, y, y_pred, x):
-        self._loss_tracker.update_state(loss, sample_weight=_num_samples(x))
-        for m in self._metrics:
-            m.update_state(y, y_pred)
+    def predict_step(self, data):
+        """The model's outputs on a batch (override to customise ``predict``)."""
+        x, _, _ = unpack_x_y_sample_weight(data)
+        return self(x, training=False)
 
-    def _logs_fn(self):
-        return {m.name: float(m.result()) for m in self.metrics}
+    def _custom(self, name):
+        return getattr(type(self), name) is not getattr(Trainer, name)
 
     def _get_train_fn(self, custom):
-        """The step ``fit`` runs: the built-in ``(x, y) -> (loss, y_pred)`` (metrics are then
-        updated eagerly), or an overridden ``train_step(data) -> logs``; traced unless
+        """The step ``fit`` runs: the built-in ``(x, y, sw) -> (loss, y_pred)`` (metrics are
+        then updated eagerly), or an overridden ``train_step(data) -> logs``; traced unless
         ``run_eagerly``, and re-traced when the model's layers or variables change."""
         from .layers.base import _CTX
         fn = self._train_fn
@@ -504,156 +451,99 @@ class Trainer:
         object.__setattr__(self, "_train_fn", (key, step))
         return step
 
+    def _run_train_step(self, batch):
+        """One training step on ``(x, y, sw)``; returns a function giving the logs."""
+        x, y, sw = batch
+        self._ensure_built(x)
+        if self._custom("train_step"):
+            data = pack_x_y_sample_weight(x, y, sw)
+            results = self._get_train_fn(True)(data)
+            return functools.partial(_floats, results)
+        step = self._get_train_fn(False)
+        loss, y_pred = step(x, y) if sw is None else step(x, y, sw)
+        self._update_metrics(loss, x, y, y_pred, sw)
+        return self._logs_fn
+
     def _ensure_built(self, x):
         if not self.built:
             with PauseRecording():
                 self(x, training=False)
 
-    # --- fit / evaluate / predict ---------------------------------------------------------------
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
-            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
-            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
-            validation_batch_size=None, validation_freq=1):
-        """Train for ``epochs`` epochs; returns a ``History``."""
-        self._check_compiled("fit")
-        if class_weight is not None or sample_weight is not None:
-            raise NotImplementedError("fit: class_weight and sample_weight are not supported")
-        if validation_split and validation_data is None:
-            xt, yt = _to_device(x), _to_device(y)
-            n = _num_samples(xt)
-            split = int(n * (1.0 - float(validation_split)))
-            validation_data = (_take(xt, slice(split, n)), _take(yt, slice(split, n)))
-            x, y = _take(xt, slice(0, split)), _take(yt, slice(0, split))
-        data = _adapter(x, y, batch_size, shuffle, steps_per_epoch)
-        history = History()
-        params = {"epochs": epochs, "steps": data.steps, "verbose": verbose}
-        cbs = _Callbacks([history] + list(callbacks or []), self, params)
-        progress = _Progress(verbose, epochs, data.steps)
-        custom = type(self).train_step is not Trainer.train_step
-        object.__setattr__(self, "stop_training", False)
-        cbs("on_train_begin", {})
-        logs = {}
-        for epoch in range(initial_epoch, epochs):
-            for m in self.metrics:
-                m.reset_state()
-            cbs("on_epoch_begin", epoch, {})
-            progress.begin_epoch(epoch)
-            steps = 0
-            for batch, (xb, yb) in enumerate(data.epoch()):
-                cbs("on_train_batch_begin", batch, {})
-                self._ensure_built(xb)
-                if custom:
-                    results = self._get_train_fn(True)((xb, yb))
-                    logs_fn = functools.partial(_floats, results)
-                else:
-                    loss, y_pred = self._get_train_fn(False)(xb, yb)
-                    self._update_metrics(loss, yb, y_pred, xb)
-                    logs_fn = self._logs_fn
-                steps += 1
-                if cbs.batch_logs_needed:
-                    cbs("on_train_batch_end", batch, logs_fn())
-                progress.step(logs_fn)
-                if self.stop_training:
-                    break
-            if steps == 0:
-                progress.end_epoch({}, 0)
-                warnings.warn("fit: the input ran out of data; stopping training",
-                              RuntimeWarning, stacklevel=2)
-                break
-            logs = logs_fn()
-            if validation_data is not None and (epoch + 1) % validation_freq == 0:
-                val = self.evaluate(*_split_xy(validation_data),
-                                    batch_size=validation_batch_size or batch_size,
-                                    steps=validation_steps, verbose=0, return_dict=True)
-                logs.update({f"val_{k}": v for k, v in val.items()})
-            progress.end_epoch(logs, steps)
-            cbs("on_epoch_end", epoch, logs)
-            if self.stop_training:
-                break
-        cbs("on_train_end", logs)
-        object.__setattr__(self, "history", history)
-        return history
-
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
-                 steps=None, callbacks=None, return_dict=False):
-        """Loss and metrics over the data: a scalar (no metrics), a list, or a dict."""
-        self._check_compiled("evaluate")
-        data = _adapter(x, y, batch_size, False, steps)
-        for m in self.metrics:
-            m.reset_state()
-        cbs = _Callbacks(callbacks or [], self, {"steps": data.steps, "verbose": verbose})
-        cbs("on_test_begin", {})
-        results = None
-        for xb, yb in data.epoch():
-            results = self.test_step((xb, yb))
-        logs = _floats(results) if results is not None else self._logs_fn()
-        cbs("on_test_end", logs)
-        if verbose in (1, 2) or verbose == "auto" and sys.stdout.isatty():
-            print(_format_logs(logs), flush=True)
-        if return_dict:
-            return logs
-        values = list(logs.values())
-        return values[0] if len(values) == 1 else values
-
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """Model outputs on ``x`` in inference mode, as host numpy arrays."""
-        data = _adapter(x, None, batch_size, False, steps)
-        outputs = []
-        for xb, _ in data.epoch():
-            outputs.append(self(xb, training=False))
-        if not outputs:
-            raise ValueError("predict: no data")
-        first = outputs[0]
-        if isinstance(first, Tensor):
-            return B.to_numpy(B.xp.concatenate([o._value for o in outputs], axis=0))
-        flat = [list(flatten(o)) for o in outputs]
-        joined = [B.to_numpy(B.xp.concatenate([f[i]._value for f in flat], axis=0))
-                  for i in range(len(flat[0]))]
-        from ..nest import pack_sequence_as
-        return pack_sequence_as(first, joined)
-
-    def train_on_batch(self, x, y=None, return_dict=False):
-        self._check_compiled("train_on_batch")
-        x, y = _to_device(x), _to_device(y)
-        for m in self.metrics:
-            m.reset_state()
-        self._ensure_built(x)
-        if type(self).train_step is not Trainer.train_step:
-            logs = _floats(self._get_train_fn(True)((x, y)))
-        else:
-            loss, y_pred = self._get_train_fn(False)(x, y)
-            self._update_metrics(loss, y, y_pred, x)
-            logs = self._logs_fn()
-        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else
-                                         list(logs.values())[0])
-
-    def test_on_batch(self, x, y=None, return_dict=False):
-        self._check_compiled("test_on_batch")
-        x, y = _to_device(x), _to_device(y)
-        for m in self.metrics:
-            m.reset_state()
-        logs = _floats(self.test_step((x, y)))
-        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else
-                                         list(logs.values())[0])
-
-    def predict_on_batch(self, x):
-        out = self(_to_device(x), training=False)
-        return B.to_numpy(out._value) if isinstance(out, Tensor) else out
+    from .trainer_loops import evaluate, fit, predict  # noqa: E402
+    from .trainer_loops import (predict_on_batch, test_on_batch,  # noqa: E402
+                                train_on_batch)
 
 
-def _unpack(data):
-    """``(x, y)`` from a batch: ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``."""
-    if isinstance(data, (tuple, list)):
-        return data[0], data[1] if len(data) > 1 else None
-    return data, None
+def _is_metric(value):
+    return (hasattr(value, "update_state") and hasattr(value, "result")
+            and hasattr(value, "reset_state") and not isinstance(value, type)
+            and not hasattr(value, "call"))
+
+
+def _select(value, key, names):
+    """The entry of a per-output structure for output ``key`` (an index or a name)."""
+    if isinstance(value, dict):
+        return value[key if isinstance(key, str) else names[key]]
+    if isinstance(value, (list, tuple)):
+        return value[key if isinstance(key, int) else names.index(key)]
+    return value
+
+
+def _per_output(spec, key, names):
+    """A per-output setting (loss, loss weight) for output ``key``: the same for all, by
+    position in a list, or by name in a dict."""
+    if isinstance(spec, dict):
+        return spec.get(key if isinstance(key, str) else (
+            names[key] if key < len(names) else None))
+    if isinstance(spec, (list, tuple)):
+        return spec[key if isinstance(key, int) else names.index(key)]
+    return spec
+
+
+def _multi_output_loss(fn, y, y_pred, sample_weight, model):
+    """Keras' rule for several outputs: one loss for all, or a list/dict of losses matched to
+    the outputs (a dict by output name), each times its ``loss_weights`` entry; summed."""
+    names = model._output_names()
+    if isinstance(y_pred, dict):
+        keys = list(y_pred)
+    else:
+        keys = list(range(len(y_pred)))
+        if isinstance(y, (list, tuple)) and len(y) != len(y_pred):
+            raise ValueError(f"the model has {len(y_pred)} outputs, y has {len(y)} entries")
+    if isinstance(fn, list) and len(fn) != len(keys):
+        raise ValueError(f"compile: {len(fn)} losses for {len(keys)} outputs")
+    weights = model._loss_weights
+    total = None
+    for key in keys:
+        f = _per_output(fn, key, names)
+        if f is None:
+            continue
+        try:
+            yt = _select(y, key, names)
+        except (KeyError, IndexError, ValueError):
+            raise ValueError(f"no target for output {key!r} (outputs: {names or keys}); pass "
+                             "y as a list in output order or a dict by output name") from None
+        yp = _select(y_pred, key, names)
+        v = f(yt, yp, sample_weight=sample_weight)
+        if v.ndim:
+            v = reduce_ops.reduce_mean(v)
+        v = math_ops.cast(v, dtypes.float32)
+        name = key if isinstance(key, str) else (names[key] if key < len(names) else None)
+        tracker = model._output_loss_trackers.get(name)
+        if tracker is not None:  # the unweighted loss of each output, as Keras logs it
+            tracker.update_state(v, sample_weight=num_samples(yp))
+        w = _per_output(weights, key, names) if weights is not None else None
+        if w is not None:
+            v = v * float(w)
+        total = v if total is None else total + v
+    return total
 
 
 def _floats(results):
-    return {k: float(v) for k, v in results.items()}
-
-
-def _split_xy(data):
-    """``validation_data``: a tuple ``(x, y)`` (or ``(x, y, sample_weight)``) or batches."""
-    if isinstance(data, tuple) and len(data) in (2, 3):
-        return data[0], data[1]
-    return data, None
+    out = {}
+    for k, v in results.items():
+        if isinstance(v, dict):
+            out.update(_floats(v))
+        else:
+            out[k] = float(v)
+    return out

@@ -9,33 +9,10 @@ from .. import backend as B
 from ..ops.random_ops import set_seed as _set_seed
 from ..tensor import Tensor
 from .layers.base import clear_session  # noqa: F401
+from .trainer_data import (PyDataset, pack_x_y_sample_weight,  # noqa: F401
+                           unpack_x_y_sample_weight)
 
-
-def unpack_x_y_sample_weight(data):
-    """``(x, y, sample_weight)`` from ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``
-    (missing entries are None). A list is one ``x`` (several inputs), as in Keras."""
-    if isinstance(data, list):
-        return (data, None, None)
-    if not isinstance(data, tuple):
-        return (data, None, None)
-    if len(data) == 1:
-        return (data[0], None, None)
-    if len(data) == 2:
-        return (data[0], data[1], None)
-    if len(data) == 3:
-        return (data[0], data[1], data[2])
-    raise ValueError(f"unpack_x_y_sample_weight: data must be x, (x,), (x, y) or "
-                     f"(x, y, sample_weight); got a tuple of {len(data)} elements")
-
-
-def pack_x_y_sample_weight(x, y=None, sample_weight=None):
-    """The inverse of ``unpack_x_y_sample_weight``: ``x``, ``(x, y)`` or
-    ``(x, y, sample_weight)`` (a lone ``x`` that is a tuple/list is wrapped as ``(x,)``)."""
-    if y is None:
-        return (x,) if isinstance(x, (tuple, list)) else x
-    if sample_weight is None:
-        return (x, y)
-    return (x, y, sample_weight)
+Sequence = PyDataset
 
 
 def to_categorical(x, num_classes=None):

@@ -17,7 +17,7 @@ from .config import ConfigError
 
 __all__ = ["Data", "Normalizer", "load_data", "make_iterators", "build_schedule",
            "build_optimizer", "param_groups", "build_callbacks", "checkpoint_dir",
-           "OPTIMIZERS"]
+           "tensorboard_dir", "OPTIMIZERS"]
 
 #: Config optimizer names -> keras.optimizers class names.
 OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop",
@@ -193,7 +193,7 @@ def checkpoint_dir(cfg, run_dir):
 
 def build_callbacks(cfg, run_dir, progress_stream=None):
     """NaN guard, learning-rate monitor, progress, CSV/JSON-lines logs, early stopping,
-    checkpoints and curves, as configured."""
+    checkpoints, curves and TensorBoard scalars, as configured."""
     log, ck, es = cfg["logging"], cfg["checkpoint"], cfg["early_stopping"]
     records = cb.step_trigger(log["every_steps"], every_epoch=True)
     out = [cb.NaNGuard(), cb.LearningRateMonitor(records),
@@ -210,4 +210,11 @@ def build_callbacks(cfg, run_dir, progress_stream=None):
                                   best_mode=ck["best_mode"]))
     if log["plot"]:
         out.append(cb.PlotCurves(os.path.join(run_dir, "curves.png")))
+    if log["tensorboard"]:
+        out.append(keras.callbacks.TensorBoard(tensorboard_dir(run_dir)))
     return out
+
+
+def tensorboard_dir(run_dir):
+    """Where a run's TensorBoard event files go (``train/`` and ``validation/`` below)."""
+    return os.path.join(run_dir, "tensorboard")

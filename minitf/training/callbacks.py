@@ -1,5 +1,12 @@
 """Callbacks of the training runner: progress, metric logs, checkpoints, early stopping, NaN guard.
 
+They are ``keras.callbacks.Callback`` subclasses: the runner calls every callback's Keras hooks
+(``on_train_begin``, ``on_epoch_begin``, ``on_train_batch_end``, ``on_epoch_end``,
+``on_train_end`` with its logs), so any Keras callback (``keras.callbacks.TensorBoard``,
+``TerminateOnNaN``...) runs in the runner too, and a callback that sets
+``model.stop_training`` ends the run at the next epoch boundary. On top of that, the runner's
+own callbacks carry what an exactly resumable run needs:
+
 A callback runs when its ``trigger`` fires at a ``"step"`` or ``"epoch"`` event (see
 ``triggers``); callbacks run in decreasing ``priority``, so at one event the NaN guard comes
 first, the learning-rate monitor fills ``logs["lr"]`` before the loggers write it, the loggers
@@ -14,6 +21,8 @@ Step logs hold ``step``, ``epoch`` (1-based, in progress), ``batch_loss`` and th
 ``loss``/``accuracy`` of the epoch; epoch logs hold ``epoch`` (completed), ``step``, ``loss``,
 ``accuracy``, ``val_loss``, ``val_accuracy``, ``lr``, ``epoch_time`` and ``samples_per_sec``.
 State that must survive a resume goes in ``state_dict()``; it is saved in every checkpoint.
+The runner-level hooks receive the runner: ``on_run_begin(runner)``,
+``on_run_epoch_begin(runner)``, ``on_run_end(runner)`` and ``close()``.
 """
 import csv
 import io
@@ -23,6 +32,7 @@ import os
 import sys
 import time
 
+from ..keras import callbacks as keras_callbacks
 from . import plotting
 from .checkpoint import checkpoint_name, prune_checkpoints, remove_stale_temporaries
 from .triggers import EVERY_EPOCH, EVERY_STEP, AnyTrigger, IntervalTrigger, get_trigger
@@ -47,8 +57,9 @@ class NonFiniteLossError(RuntimeError):
                          f"saving this state{': ' + detail if detail else ''}")
 
 
-class Callback:
-    """Base class: override ``__call__`` (run when ``trigger`` fires) and the hooks you need."""
+class Callback(keras_callbacks.Callback):
+    """Base class: override ``__call__`` (run when ``trigger`` fires), the runner hooks and
+    any Keras hook you need."""
 
     priority = 0
     trigger = None
@@ -58,16 +69,16 @@ class Callback:
         """Key of this callback's state in checkpoints (unique per runner)."""
         return type(self).__name__
 
-    def on_train_begin(self, runner):
+    def on_run_begin(self, runner):
         pass
 
-    def on_epoch_begin(self, runner):
+    def on_run_epoch_begin(self, runner):
         pass
 
     def __call__(self, runner, event, logs):
         pass
 
-    def on_train_end(self, runner):
+    def on_run_end(self, runner):
         """After training finished normally (not after an error)."""
 
     def close(self):
@@ -92,7 +103,7 @@ def _improved(value, best, mode, min_delta=0.0):
         return False
     if best is None:
         return True
-    return value < best - min_delta if mode == "min" else value > best + min_delta
+    return keras_callbacks._Monitor(None, mode, min_delta).improved(value, best)
 
 
 def format_logs(logs, keys=("loss", "accuracy", "val_loss", "val_accuracy")):
@@ -144,7 +155,7 @@ class ProgressDisplay(Callback):
     def _out(self):
         return self.stream or sys.stdout
 
-    def on_epoch_begin(self, runner):
+    def on_run_epoch_begin(self, runner):
         self._last = 0.0
         if self.mode == "bar":
             from tqdm import tqdm
@@ -257,34 +268,45 @@ def _plain(value):
     return value
 
 
-class EarlyStopping(Callback):
-    """Asks the runner to stop after ``patience`` epochs without improvement of ``metric``."""
+class EarlyStopping(keras_callbacks.EarlyStopping, Callback):
+    """Keras' ``EarlyStopping`` (same counting of ``patience`` and ``min_delta``) that asks the
+    runner to stop with a reason, and whose state is saved in checkpoints."""
 
     priority = 200
     trigger = EVERY_EPOCH
 
     def __init__(self, metric="val_loss", patience=5, min_delta=0.0, mode="auto"):
-        self.metric, self.patience, self.min_delta = metric, patience, min_delta
-        self.mode = resolve_mode(metric, mode)
-        self.best, self.best_epoch, self.wait = None, 0, 0
+        super().__init__(monitor=metric, min_delta=min_delta, patience=patience,
+                         mode=resolve_mode(metric, mode))
+        self.metric = metric
+        self.on_train_begin()
+
+    def on_train_begin(self, logs=None):
+        if self._op is None:  # once: a resumed run keeps the state loaded from a checkpoint
+            super().on_train_begin(logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        """The runner decides through ``__call__`` (with its trigger)."""
 
     def __call__(self, runner, event, logs):
         value = logs.get(self.metric)
-        if _improved(value, self.best, self.mode, self.min_delta):
-            self.best, self.best_epoch, self.wait = value, logs["epoch"], 0
-            return
-        self.wait += 1
-        if self.wait >= self.patience:
+        value = None if value is None or not math.isfinite(value) else float(value)
+        if self.update(logs["epoch"] - 1, value):
             runner.request_stop(f"early stopping: {self.metric} did not improve for "
                                 f"{self.wait} epochs (best {self.best:.6g} at epoch "
-                                f"{self.best_epoch})")
+                                f"{self.best_epoch + 1})")
 
     def state_dict(self):
-        return {"best": self.best, "best_epoch": self.best_epoch, "wait": self.wait}
+        finite = math.isfinite(self.best)
+        return {"best": self.best if finite else None,
+                "best_epoch": self.best_epoch + 1 if finite else 0, "wait": self.wait}
 
     def load_state_dict(self, state):
-        self.best, self.best_epoch = state["best"], state["best_epoch"]
-        self.wait = state["wait"]
+        if state["best"] is None:
+            self.best, self.best_epoch = self._op.worst(), 0
+        else:
+            self.best, self.best_epoch = float(state["best"]), int(state["best_epoch"]) - 1
+        self.wait = int(state["wait"])
 
 
 class ModelCheckpoint(Callback):
@@ -308,7 +330,7 @@ class ModelCheckpoint(Callback):
     def best_path(self):
         return os.path.join(self.directory, "best.h5")
 
-    def on_train_begin(self, runner):
+    def on_run_begin(self, runner):
         os.makedirs(self.directory, exist_ok=True)
         remove_stale_temporaries(self.directory)
         self._saved_at = runner.position()  # the state we start from is saved already
@@ -330,7 +352,7 @@ class ModelCheckpoint(Callback):
         self._saved_at = runner.position()
         prune_checkpoints(self.directory, self.keep_last)
 
-    def on_train_end(self, runner):
+    def on_run_end(self, runner):
         if runner.position() != self._saved_at:
             self._save(runner)
 

@@ -208,6 +208,8 @@ SCHEMA = {
         csv=Field("bool", True, "write metrics.csv (one row per epoch)"),
         jsonl=Field("bool", True, "write metrics.jsonl (step and epoch records)"),
         plot=Field("bool", True, "write curves.png after every epoch (needs matplotlib)"),
+        tensorboard=Field("bool", True, "write TensorBoard scalars (loss, accuracy, "
+                          "validation, learning rate, samples/s) to <run dir>/tensorboard"),
     ),
 }
 

@@ -88,6 +88,17 @@ def _rng_state():
                                "dropout after this resume differs from an uninterrupted run"}
 
 
+def _hook(cb, name, *args):
+    fn = getattr(cb, name, None)
+    if fn is not None:
+        fn(*args)
+
+
+def _callback_name(cb):
+    return getattr(cb, "name", None) if isinstance(getattr(cb, "name", None), str) \
+        else type(cb).__name__
+
+
 class Runner:
     """Trains ``model`` on ``train_iter`` (a ``datasets.BatchIterator``) for ``epochs`` epochs.
 
@@ -100,7 +111,8 @@ class Runner:
         epochs: number of epochs; ``max_steps``: optional cap on the total step count.
         mixed_precision: scale the loss / unscale gradients (optimizer is a LossScaleOptimizer).
         use_function: trace the step with ``minitf.function`` when minitf has it.
-        callbacks: ``Callback`` objects (run in decreasing priority).
+        callbacks: ``training.callbacks.Callback`` objects (run in decreasing priority) and
+            any ``keras.callbacks.Callback`` (priority 0; Keras hooks only).
         config_text, run_dir: recorded in checkpoints.
     """
 
@@ -111,8 +123,8 @@ class Runner:
         self.train_iter, self.eval_iter = train_iter, eval_iter
         self.epochs, self.max_steps = epochs, max_steps
         self.mixed_precision = mixed_precision
-        self.callbacks = sorted(callbacks, key=lambda cb: -cb.priority)
-        names = [cb.name for cb in self.callbacks]
+        self.callbacks = sorted(callbacks, key=lambda cb: -getattr(cb, "priority", 0))
+        names = [_callback_name(cb) for cb in self.callbacks]
         if len(set(names)) != len(names):
             raise ValueError(f"callback names must be unique, got {names}")
         self.config_text, self.run_dir = config_text, run_dir
@@ -184,9 +196,25 @@ class Runner:
         return self.early_stopped or self._reached_max_steps() or self.epoch >= self.epochs
 
     def _event(self, event, logs):
+        """Run the callbacks whose trigger fires, each followed by its Keras hook (a
+        completed epoch ``e`` is Keras' epoch index ``e - 1``)."""
         for cb in self.callbacks:
-            if cb.trigger is not None and cb.trigger(event, self):
+            trigger = getattr(cb, "trigger", None)
+            if trigger is not None and trigger(event, self):
                 cb(self, event, logs)
+            if event == "step":
+                batch = (self.train_iter.batch_index or len(self.train_iter)) - 1
+                _hook(cb, "on_train_batch_end", batch, logs)
+            else:
+                _hook(cb, "on_epoch_end", logs["epoch"] - 1, logs)
+        if getattr(self.model, "stop_training", False):
+            object.__setattr__(self.model, "stop_training", False)
+            if not self.early_stopped:
+                self.request_stop("a callback set model.stop_training")
+
+    def _keras_params(self):
+        return {"epochs": self.epochs, "steps": len(self.train_iter), "verbose": 0,
+                "initial_epoch": self.epoch, "initial_step": self.step}
 
     def train(self):
         """Train until ``epochs`` (or ``max_steps``, or early stopping); returns the history.
@@ -195,18 +223,23 @@ class Runner:
         callbacks are closed, without a final checkpoint.
         """
         try:
+            object.__setattr__(self.model, "stop_training", False)
             for cb in self.callbacks:
-                cb.on_train_begin(self)
+                _hook(cb, "set_model", self.model)
+                _hook(cb, "set_params", self._keras_params())
+                _hook(cb, "on_run_begin", self)
+                _hook(cb, "on_train_begin", {})
             if self.epoch_end_pending:
                 self._end_epoch()
             while not self._finished():
                 if not self._run_epoch():
                     break
             for cb in self.callbacks:
-                cb.on_train_end(self)
+                _hook(cb, "on_run_end", self)
+                _hook(cb, "on_train_end", dict(self.history[-1]) if self.history else {})
         finally:
             for cb in self.callbacks:
-                cb.close()
+                _hook(cb, "close")
         return self.history
 
     def _run_epoch(self):
@@ -218,7 +251,8 @@ class Runner:
             self.epoch_seconds, self.epoch_samples = 0.0, 0
         epoch_number = it.epoch + 1
         for cb in self.callbacks:
-            cb.on_epoch_begin(self)
+            _hook(cb, "on_run_epoch_begin", self)
+            _hook(cb, "on_epoch_begin", it.epoch, {})
         start = time.perf_counter()
         for xb, yb in it.epoch_batches():
             try:
@@ -269,7 +303,8 @@ class Runner:
             "data": {"train": self.train_iter.state_dict()},
             "metrics": {"loss": _metric_arrays(self.train_loss),
                         "accuracy": _metric_arrays(self.train_accuracy)},
-            "callbacks": {cb.name: state for cb in self.callbacks if (state := cb.state_dict())},
+            "callbacks": {cb.name: state for cb in self.callbacks
+                          if hasattr(cb, "state_dict") and (state := cb.state_dict())},
             "history": list(self.history),
         }
         return state
@@ -282,7 +317,7 @@ class Runner:
         _set_metric_arrays(self.train_loss, state["metrics"]["loss"])
         _set_metric_arrays(self.train_accuracy, state["metrics"]["accuracy"])
         for cb in self.callbacks:
-            if cb.name in state["callbacks"]:
+            if hasattr(cb, "load_state_dict") and cb.name in state["callbacks"]:
                 cb.load_state_dict(state["callbacks"][cb.name])
         self.history = [dict(row) for row in state["history"]]
         self.step = int(progress["step"])

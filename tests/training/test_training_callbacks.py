@@ -140,7 +140,7 @@ def test_model_checkpoint_keep_last_best_and_final(tmp_path):
     r = FakeRunner()
     mc = cb.ModelCheckpoint(d, trigger=cb.step_trigger(2, every_epoch=True), keep_last=2,
                             best_metric="val_accuracy")
-    mc.on_train_begin(r)
+    mc.on_run_begin(r)
     for step in range(1, 6):
         r.step = step
         if mc.trigger("step", r):
@@ -153,17 +153,17 @@ def test_model_checkpoint_keep_last_best_and_final(tmp_path):
                        "ckpt-00000007.h5"]
     assert sorted(os.listdir(d)) == ["best.h5", "ckpt-00000005.h5", "ckpt-00000007.h5"]
     assert mc.state_dict() == {"best": 0.7, "best_step": 5}
-    mc.on_train_end(r)                      # nothing new since step 7
+    mc.on_run_end(r)                      # nothing new since step 7
     assert len(r.saved) == 5
     r.step = 8
-    mc.on_train_end(r)                      # a final save of the newer state
+    mc.on_run_end(r)                      # a final save of the newer state
     assert r.saved[-1] == "ckpt-00000008.h5"
 
 
 def test_progress_lines_when_not_a_terminal(capsys):
     r = FakeRunner()
     progress = cb.ProgressDisplay("line")
-    progress.on_epoch_begin(r)
+    progress.on_run_epoch_begin(r)
     progress(r, "step", {"loss": 1.0, "accuracy": 0.5})
     progress(r, "epoch", _epoch_logs(1, 10))
     out = capsys.readouterr().out.strip().splitlines()

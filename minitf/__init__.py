@@ -106,4 +106,3 @@ from .keras import (activations, initializers, layers, losses, metrics,  # noqa:
 
 __version__ = "0.1.0"
 from . import data  # noqa: E402 - tf.data input pipelines
-from .data import TensorSpec  # noqa: E402

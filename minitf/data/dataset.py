@@ -26,33 +26,14 @@ from .. import backend as B
 from .. import dtypes
 from ..nest import flatten, map_structure, pack_sequence_as
 from ..ops.convert import convert_to_tensor
-from ..tensor import Tensor, TensorShape
+from ..tensor import Tensor, TensorShape  # noqa: F401
+from ..tensor_spec import TensorSpec
 
 __all__ = ["Dataset", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
-
-
-class TensorSpec:
-    """The shape and dtype of a tensor (``None`` for a dimension that varies)."""
-
-    def __init__(self, shape, dtype=dtypes.float32, name=None):
-        self.shape = TensorShape(shape)
-        self.dtype = dtypes.as_dtype(dtype)
-        self.name = name
-
-    def __eq__(self, other):
-        return (isinstance(other, TensorSpec) and self.dtype == other.dtype
-                and tuple(self.shape) == tuple(other.shape))
-
-    def __hash__(self):
-        return hash((tuple(self.shape), self.dtype.name))
-
-    def __repr__(self):
-        return f"TensorSpec(shape={tuple(self.shape)}, dtype=tf.{self.dtype.name}, " \
-               f"name={self.name!r})"
 
 
 def _structure(value):

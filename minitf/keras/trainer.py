@@ -251,7 +251,11 @@ class Trainer:
                     found = losses_module.get(metric)
                 except ValueError:
                     raise ValueError(f"compile: unknown metric {metric!r}") from None
-            return found if hasattr(found, "update_state") else _FnMetric(found, metric)
+            if not hasattr(found, "update_state"):
+                return _FnMetric(found, metric)
+            if metric not in metrics_module._CLASSES:  # an alias ("mae") names the log entry
+                found.name = metric
+            return found
         if callable(metric):
             return _FnMetric(metric, getattr(metric, "__name__", "metric"))
         raise ValueError(f"compile: cannot interpret metric {metric!r}")

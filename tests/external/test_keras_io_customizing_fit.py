@@ -90,7 +90,7 @@ class LowerLevel(Linear):
         super().__init__(**kwargs)
         self.loss_tracker = keras.metrics.Mean(name="loss")
         self.mae_metric = keras.metrics.MeanMetricWrapper(
-            lambda y, p: abs(p - y).mean(axis=-1), name="mae")
+            lambda y, p: tf.reduce_mean(tf.abs(p - y), axis=-1), name="mae")
         self.loss_fn = keras.losses.MeanSquaredError()
 
     def train_step(self, data):

@@ -164,7 +164,7 @@ def test_utils():
         U.to_categorical([3], num_classes=3)
     assert U.unpack_x_y_sample_weight((1, 2)) == (1, 2, None)
     assert U.unpack_x_y_sample_weight((1, 2, 3)) == (1, 2, 3)
-    assert U.unpack_x_y_sample_weight([1, 2]) == ([1, 2], None, None)
+    assert U.unpack_x_y_sample_weight([1, 2]) == (1, 2, None)  # a list reads as a tuple (Keras 3)
     assert U.unpack_x_y_sample_weight(5) == (5, None, None)
     assert U.pack_x_y_sample_weight(1, 2) == (1, 2)
     assert U.pack_x_y_sample_weight(1) == 1

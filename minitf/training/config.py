@@ -94,8 +94,9 @@ SCHEMA = {
                       choices=("fashion_mnist", "mnist")),
         data_dir=Field("str", None, "directory with the four IDX files; null: the embedded "
                        "Fashion-MNIST copy / the MNIST download cache", nullable=True),
-        validation_split=Field("float", 0.0, "fraction of the training set held out (from its "
-                               "end) for validation; 0: no validation set", low=0.0, high=0.9),
+        validation_split=Field("float", 0.1, "fraction of the training set held out (a random "
+                               "subset drawn with `seed`) for validation; 0: no validation "
+                               "set", low=0.0, high=0.9),
         eval_on=Field("choice", "auto", "split evaluated after every epoch (logged as val_*); "
                       "auto: validation when validation_split > 0, else test",
                       choices=("auto", "validation", "test")),

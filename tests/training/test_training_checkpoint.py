@@ -161,3 +161,48 @@ def test_listing_latest_and_pruning(tmp_path):
     assert ck.latest_checkpoint(d).endswith("ckpt-00000100.h5")
     ck.prune_checkpoints(d, keep_last=2)
     assert sorted(os.listdir(d)) == ["best.h5", "ckpt-00000020.h5", "ckpt-00000100.h5"]
+
+
+def _small_model(seed):
+    from minitf import keras
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4),
+                              keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+    rng = np.random.default_rng(seed)
+    for v in model.weights:
+        v.assign(rng.standard_normal(tuple(v.shape)).astype("float32"))
+    return model
+
+
+def test_model_weights_use_the_keras_layout_and_older_checkpoints_load(tmp_path):
+    from minitf.keras import saving
+    model = _small_model(0)
+    path = str(tmp_path / "ckpt.h5")
+    ck.save_checkpoint(path, model=model, state={"x": 1}, attrs={"step": 1, "epoch": 0},
+                       config_text="", write_weights=saving.write_weights)
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["model_weights/layers/batch_normalization/vars/2"][()],
+                                      model.layers[1].moving_mean.numpy())
+    fresh = _small_model(1)
+    with ck.open_checkpoint(path) as c:
+        c.read_weights(fresh, saving.read_weights)
+    for a, b in zip(model.weights, fresh.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    fresh = _small_model(2)
+    fresh.load_weights(path)  # model.load_weights reads a checkpoint's weights too
+    np.testing.assert_array_equal(fresh.layers[2].kernel.numpy(), model.layers[2].kernel.numpy())
+
+    # the path layout of older checkpoints (one dataset per variable path) still loads
+    model._assign_paths()
+    old = str(tmp_path / "old.h5")
+    ck.save_checkpoint(old, model=model.weights, state={"x": 1}, attrs={"step": 1, "epoch": 0},
+                       config_text="", write_weights=saving.write_weights)
+    fresh = _small_model(3)
+    with ck.open_checkpoint(old) as c:
+        c.read_weights(fresh, saving.read_weights)
+    for a, b in zip(model.weights, fresh.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    from minitf import keras  # an architecture that does not fit gives a clear error
+    keras_wrong = keras.Sequential([keras.Input((3,)), keras.layers.Dense(5)])
+    with ck.open_checkpoint(path) as c:
+        with pytest.raises(CheckpointError, match=r"(?s)do not fit the model.*layers/dense/vars.*model \(3, 5\), file \(3, 4\)"):
+            c.read_weights(keras_wrong, saving.read_weights)

@@ -1,0 +1,93 @@
+"""Keras 3 ``.weights.h5`` interchange against files real Keras 3.15 wrote.
+
+The fixtures in ``tests/fixtures/keras`` come from ``tools/make_keras_fixtures.py``: Keras built
+the models of ``tools/keras_fixture_models.py`` with seeded random weights, saved them with
+``model.save_weights`` and recorded its inference outputs on fixed inputs. The layout rules
+checked here are those of Keras 3's ``keras/src/saving/saving_lib.py``.
+"""
+import os
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from minitf import keras
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import keras_fixture_models as fm  # noqa: E402
+
+
+def _groups(path):
+    found = {}
+    with h5py.File(path, "r") as f:
+        assert dict(f.attrs) == {}
+        f.visititems(lambda n, o: found.__setitem__(n, getattr(o, "shape", None)))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(fm.MODELS))
+def test_keras_file_loads_and_reproduces_keras_outputs(name):
+    model = fm.MODELS[name](keras)
+    fm.randomize(model.weights, seed=1)
+    data = np.load(os.path.join(FIXTURES, f"{name}.npz"))
+    before = model(data["x"], training=False).numpy()
+    assert np.max(np.abs(before - data["y"])) > 1e-2  # the fixture's weights differ
+    model.load_weights(os.path.join(FIXTURES, f"{name}.weights.h5"))
+    np.testing.assert_allclose(model(data["x"], training=False).numpy(), data["y"],
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(fm.MODELS))
+def test_written_layout_equals_keras_layout(name, tmp_path):
+    model = fm.MODELS[name](keras)
+    path = tmp_path / f"{name}.weights.h5"
+    model.save_weights(path)
+    assert _groups(path) == _groups(os.path.join(FIXTURES, f"{name}.weights.h5"))
+
+
+def test_batch_normalization_stores_four_variables_in_keras_order():
+    model = fm.cnn(keras)
+    model.load_weights(os.path.join(FIXTURES, "cnn.weights.h5"))
+    bn = model.layers[1]
+    with h5py.File(os.path.join(FIXTURES, "cnn.weights.h5"), "r") as f:
+        group = f["layers/batch_normalization/vars"]
+        assert sorted(group) == ["0", "1", "2", "3"]
+        for i, var in enumerate([bn.gamma, bn.beta, bn.moving_mean, bn.moving_variance]):
+            np.testing.assert_array_equal(var.numpy(), group[str(i)][()])
+        assert (group["3"][()] > 0).all()  # moving_variance
+        assert list(f["layers/max_pooling2d/vars"]) == []
+        assert list(f["layers/flatten/vars"]) == []
+
+
+def test_subclassed_paths_follow_attributes():
+    """Attributes are visited in sorted order and the ``layers`` property is one of them: it
+    reaches ``norm`` and ``stem`` (sorted after it) first, under their class names."""
+    with h5py.File(os.path.join(FIXTURES, "subclassed.weights.h5"), "r") as f:
+        for path in ("blocks/dense/vars/0", "blocks/dense_1/vars/1", "head/layers/dense/vars/0",
+                     "layers/batch_normalization/vars/3", "layers/dense/vars/0", "vars"):
+            assert path in f
+        assert "norm" not in f and "stem" not in f
+
+
+def test_mismatch_names_the_layer_and_shapes():
+    L = keras.layers
+    wrong = keras.Sequential([keras.Input((8,)), L.Dense(15, activation="relu"), L.Dense(4)])
+    before = [v.numpy().copy() for v in wrong.weights]
+    with pytest.raises(ValueError) as info:
+        wrong.load_weights(os.path.join(FIXTURES, "mlp.weights.h5"))
+    message = str(info.value)
+    assert "layer 'dense" in message and "/layers/dense/vars" in message
+    assert "model (8, 15), file (8, 16)" in message
+    for v, old in zip(wrong.weights, before):  # nothing assigned
+        np.testing.assert_array_equal(v.numpy(), old)
+    missing = keras.Sequential([keras.Input((8,)), L.Dense(16), L.Dense(4), L.Dense(2)])
+    with pytest.raises(ValueError, match=r"layers/dense_2/vars\): missing from the file; "
+                                         r"the model has 2 variable\(s\) \[kernel \(4, 2\)"):
+        missing.load_weights(os.path.join(FIXTURES, "mlp.weights.h5"))
+    short = keras.Sequential([keras.Input((8,)), L.Dense(16)])
+    with pytest.raises(ValueError, match=r"layers in the file that the model does not have: "
+                                         r"/layers/dense_1/vars"):
+        short.load_weights(os.path.join(FIXTURES, "mlp.weights.h5"))

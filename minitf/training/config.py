@@ -392,8 +392,14 @@ def validate(raw):
 def read_yaml(path):
     """``yaml.safe_load`` of a file, with YAML errors turned into ConfigError naming the file."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+                              f"{exc.start}); a config is a YAML text file") from None
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     except OSError as exc:

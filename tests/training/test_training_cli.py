@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import h5py
+import matplotlib.image
 import numpy as np
 import pytest
 import yaml
@@ -124,6 +125,7 @@ def test_short_training_resumed_end_to_end(tmp_path):
     first = run(*args, "--max-steps", "100")
     assert "epoch 1/4" in first.stdout  # one summary line per epoch without a terminal
     assert os.path.exists(os.path.join(run_dir, "results.json"))
+    assert matplotlib.image.imread(os.path.join(run_dir, "curves.png")).shape[:2] == (400, 1400)
     refused = run(*args, expect=2)  # a second fresh start in the same directory
     assert "already holds a run" in refused.stderr and "--resume" in refused.stderr
     run(*args, "--resume")

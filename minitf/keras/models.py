@@ -139,6 +139,11 @@ class Model(Trainer, Layer):
         unexpected and mismatched weights."""
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
+    def save(self, filepath, overwrite=True):
+        """Write the architecture and weights to a Keras 3 ``.keras`` archive (see
+        ``archive.py``); ``keras.models.load_model`` reads it back."""
+        saving.save_model(self, filepath, overwrite=overwrite)
+
 
 def _count(variables):
     return sum(int(v._value.size) for v in variables)
@@ -395,3 +400,9 @@ class Sequential(Model):
 
     def get_config(self):
         return {**super().get_config(), "layers": [type(lay).__name__ for lay in self._layers]}
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``keras.models.load_model``: a model saved with ``model.save("....keras")``."""
+    return saving.load_model(filepath, custom_objects=custom_objects, compile=compile,
+                             safe_mode=safe_mode)

@@ -217,3 +217,11 @@ def read_weights_file(f, model, filepath, skip_mismatch=False):
         raise ValueError(f"load_weights: {filepath!r} has neither Keras 3 weights (/vars, "
                          f"/layers/...) nor a /{WEIGHTS_GROUP} group (not a weights file or "
                          "checkpoint)")
+
+
+# Whole-model files and the serialization registry live in their own modules; Keras exposes
+# them under keras.saving.
+from .archive import load_model, save_model  # noqa: E402,F401
+from .serialization import (CustomObjectScope, custom_object_scope,  # noqa: E402,F401
+                            deserialize_keras_object, get_custom_objects, get_registered_name,
+                            register_keras_serializable, serialize_keras_object)

@@ -45,6 +45,7 @@ def subclassed(K):
 
 
 MODELS = {"mlp": mlp, "cnn": cnn, "embed": embed, "subclassed": subclassed}
+ARCHIVED = ("mlp", "cnn", "embed")  # also saved whole (.keras); a subclass needs registering
 
 
 def inputs(name):

@@ -8,12 +8,15 @@ Keras is kept out of the project: the script creates a virtual environment under
 there with ``KERAS_BACKEND=numpy``.
 
 1. generate: Keras builds the models of ``keras_fixture_models.py`` with seeded random weights
-   and writes ``tests/fixtures/keras/<name>.weights.h5`` and ``<name>.npz`` (the inputs ``x``
-   and Keras' inference outputs ``y``); ``tests/keras/test_keras_interop.py`` loads them into
+   and writes ``tests/fixtures/keras/<name>.weights.h5``, ``<name>.npz`` (the inputs ``x``
+   and Keras' inference outputs ``y``) and, for the Sequential and Functional models,
+   ``<name>.keras`` (``model.save``); ``tests/keras/test_keras_interop.py`` loads them into
    minitf.
 2. check: minitf builds the same models with other random weights, writes its
-   ``.weights.h5`` files and outputs to a temporary directory; Keras loads each file into its
-   own model and compares outputs. The result is printed, one line per model.
+   ``.weights.h5`` files (and ``.keras`` archives) and outputs to a temporary directory; Keras
+   loads each weights file into its own model, and each archive with
+   ``keras.models.load_model``, and compares outputs. The result is printed, one line per
+   file.
 """
 import argparse
 import os
@@ -61,9 +64,11 @@ def keras_generate(out_dir):
         x = fm.inputs(name)
         y = np.asarray(model(x, training=False))
         model.save_weights(os.path.join(out_dir, f"{name}.weights.h5"))
+        if name in fm.ARCHIVED:
+            model.save(os.path.join(out_dir, f"{name}.keras"))
         np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y)
-        print(f"keras {keras.__version__}: wrote {name}.weights.h5 and {name}.npz "
-              f"(output {y.shape})")
+        print(f"keras {keras.__version__}: wrote {name}.weights.h5, {name}.npz"
+              f"{f' and {name}.keras' if name in fm.ARCHIVED else ''} (output {y.shape})")
 
 
 def keras_check(in_dir):
@@ -74,11 +79,17 @@ def keras_check(in_dir):
         model.load_weights(os.path.join(in_dir, f"{name}.weights.h5"))
         data = np.load(os.path.join(in_dir, f"{name}.npz"))
         y = np.asarray(model(data["x"], training=False))
-        diff = float(np.max(np.abs(y - data["y"])))
-        ok = diff <= TOLERANCE
-        failures += not ok
-        print(f"keras {keras.__version__} loaded minitf's {name}.weights.h5: outputs "
-              f"{y.shape}, max |keras - minitf| = {diff:.2e} -> {'OK' if ok else 'MISMATCH'}")
+        results = [(f"{name}.weights.h5", y)]
+        if name in fm.ARCHIVED:
+            loaded = keras.models.load_model(os.path.join(in_dir, f"{name}.keras"))
+            results.append((f"{name}.keras (load_model)",
+                            np.asarray(loaded(data["x"], training=False))))
+        for what, out in results:
+            diff = float(np.max(np.abs(out - data["y"])))
+            ok = diff <= TOLERANCE
+            failures += not ok
+            print(f"keras {keras.__version__} loaded minitf's {what}: outputs {out.shape}, "
+                  f"max |keras - minitf| = {diff:.2e} -> {'OK' if ok else 'MISMATCH'}")
     if failures:
         raise SystemExit(1)
 
@@ -93,6 +104,8 @@ def minitf_write(out_dir):
         x = fm.inputs(name)
         y = model(x, training=False).numpy()
         model.save_weights(os.path.join(out_dir, f"{name}.weights.h5"))
+        if name in fm.ARCHIVED:
+            model.save(os.path.join(out_dir, f"{name}.keras"))
         np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y)
 
 

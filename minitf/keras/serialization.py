@@ -71,10 +71,12 @@ custom_object_scope = CustomObjectScope
 # --- serializing ---------------------------------------------------------------------------------
 
 def _module_of(obj):
-    from .models import Model
+    from .models import Functional, Model
     if type(obj).__dict__.get("_registered_name") is not None or \
             type(obj).__module__.split(".")[0] != "minitf":
         return type(obj).__module__
+    if type(obj) is Functional:
+        return "keras.src.models.functional"  # where Keras 3 looks the class up
     return "keras" if isinstance(obj, Model) else "keras.layers"
 
 
@@ -127,7 +129,10 @@ def serialize_keras_object(layer):
     if not isinstance(layer, Layer):
         raise TypeError(f"serialize_keras_object: expected a Layer or Model, got "
                         f"{type(layer).__name__}")
+    from .models import Functional
     registered = type(layer).__dict__.get("_registered_name")
+    if type(layer) is Functional:
+        registered = "Functional"
     entry = {"module": _module_of(layer), "class_name": type(layer).__name__,
              "config": _jsonable(layer_config(layer), f"{type(layer).__name__} "
                                  f"{layer.name!r} config"),
@@ -198,9 +203,12 @@ def _functional_config(model):
              "kwargs": _encode_args(node.kwargs, graph)}
             for node in by_layer.get(id(layer), [])]
         entries.append(entry)
+    ins = [_history(t, graph) for t in model.inputs]
+    outs = [_history(t, graph) for t in model.outputs]
     return {"name": model.name, "trainable": model.trainable, "layers": entries,
-            "input_layers": [_history(t, graph) for t in model.inputs],
-            "output_layers": [_history(t, graph) for t in model.outputs]}
+            # one input or output: the reference itself, as Keras writes it
+            "input_layers": ins[0] if len(ins) == 1 else ins,
+            "output_layers": outs[0] if len(outs) == 1 else outs}
 
 
 # --- deserializing -------------------------------------------------------------------------------
@@ -268,7 +276,7 @@ def deserialize_keras_object(entry, custom_objects=None):
         model = _functional_from_config(config, custom_objects)
     else:
         try:
-            model = cls.from_config(config)
+            model = cls.from_config(_from_keras(cls, config))
         except TypeError as exc:
             raise ValueError(f"{cls.__name__}.from_config failed ({exc}); a class whose "
                              "__init__ takes arguments needs get_config() returning them (and "
@@ -278,6 +286,60 @@ def deserialize_keras_object(entry, custom_objects=None):
         shape = build["input_shape"]
         model.build(tuple(shape) if _is_flat_shape(shape) else shape)
     return model
+
+
+# Options Keras 3 writes into layer configs that minitf's layers do not take: dropped when they
+# hold the value that means "off"; any other value is an error naming the option.
+_NEUTRAL = {"quantization_config": None, "activity_regularizer": None, "lora_rank": None,
+            "lora_alpha": None, "groups": 1, "synchronized": False, "renorm": False,
+            "renorm_clipping": None, "renorm_momentum": 0.99, "rms_scaling": False,
+            "embeddings_regularizer": None, "embeddings_constraint": None,
+            "input_axes": None, "output_axes": None, "sparse": False, "ragged": False,
+            "optional": False}
+
+
+def _accepted(cls):
+    import inspect
+    names, open_kwargs = set(), False
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        names |= {p.name for p in params if p.kind is not p.VAR_KEYWORD}
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            return names
+        open_kwargs = True
+        if klass is Layer:
+            return names
+    return None if open_kwargs else names
+
+
+def _from_keras(cls, config):
+    """A config Keras 3 wrote, in the form minitf's constructors take: dtype policies as their
+    name, initializer entries without the Keras-only options, neutral Keras-only options
+    dropped."""
+    config = {k: _from_keras_value(v) for k, v in config.items()}
+    accepted = _accepted(cls)
+    if accepted is None:
+        return config
+    for key in [k for k in config if k not in accepted]:
+        if key in _NEUTRAL and config[key] == _NEUTRAL[key]:
+            del config[key]
+        elif key in _NEUTRAL:
+            raise ValueError(f"{cls.__name__}: the Keras option {key}={config[key]!r} is not "
+                             "supported by minitf")
+    return config
+
+
+def _from_keras_value(value):
+    if isinstance(value, dict) and value.get("class_name") == "DTypePolicy":
+        return value.get("config", {}).get("name")
+    if isinstance(value, dict) and value.get("module") == "keras.initializers":
+        inner = {k: v for k, v in (value.get("config") or {}).items()
+                 if not (k in _NEUTRAL and v == _NEUTRAL[k])}
+        return {"class_name": value["class_name"], "config": inner}
+    return value
 
 
 def _is_flat_shape(shape):
@@ -329,6 +391,8 @@ def _functional_from_config(config, custom_objects):
                              f"{sorted({n for n, _ in pending})} (their inputs are missing)")
 
     def pick(refs):
+        if len(refs) == 3 and isinstance(refs[0], str):  # a single reference
+            refs = [refs]
         try:
             return [tensors[tuple(r)] for r in refs]
         except KeyError as exc:

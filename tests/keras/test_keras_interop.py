@@ -91,3 +91,31 @@ def test_mismatch_names_the_layer_and_shapes():
     with pytest.raises(ValueError, match=r"layers in the file that the model does not have: "
                                          r"/layers/dense_1/vars"):
         short.load_weights(os.path.join(FIXTURES, "mlp.weights.h5"))
+
+
+@pytest.mark.parametrize("name", fm.ARCHIVED)
+def test_keras_archive_loads_with_load_model(name):
+    data = np.load(os.path.join(FIXTURES, f"{name}.npz"))
+    model = keras.models.load_model(os.path.join(FIXTURES, f"{name}.keras"))
+    reference = fm.MODELS[name](keras)
+    assert [type(a).__name__ for a in model.layers] == \
+        [type(b).__name__ for b in reference.layers]
+    np.testing.assert_allclose(model(data["x"], training=False).numpy(), data["y"],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_keras_only_options_must_be_neutral(tmp_path):
+    import json
+    import zipfile
+    source = os.path.join(FIXTURES, "mlp.keras")
+    with zipfile.ZipFile(source) as zf:
+        config = json.loads(zf.read("config.json"))
+        files = {n: zf.read(n) for n in zf.namelist()}
+    config["config"]["layers"][1]["config"]["lora_rank"] = 4
+    files["config.json"] = json.dumps(config).encode()
+    path = tmp_path / "lora.keras"
+    with zipfile.ZipFile(path, "w") as zf:
+        for n, data in files.items():
+            zf.writestr(n, data)
+    with pytest.raises(ValueError, match=r"Dense: the Keras option lora_rank=4 is not supported"):
+        keras.models.load_model(path)

@@ -44,7 +44,16 @@ def subclassed(K):
     return model
 
 
-MODELS = {"mlp": mlp, "cnn": cnn, "embed": embed, "subclassed": subclassed}
+def mlp_adam(K):
+    """The MLP compiled with Adam, its optimizer built: the file gets an optimizer group."""
+    model = mlp(K)
+    model.compile(optimizer=K.optimizers.Adam(1e-3), loss="mse")
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "embed": embed, "subclassed": subclassed,
+          "mlp_adam": mlp_adam}
 ARCHIVED = ("mlp", "cnn", "embed")  # also saved whole (.keras); a subclass needs registering
 
 
@@ -53,7 +62,8 @@ def inputs(name):
     rng = np.random.default_rng(7)
     if name == "embed":
         return rng.integers(0, 20, size=(4, 5)).astype("int32")
-    shape = {"mlp": (4, 8), "cnn": (3, 10, 10, 2), "subclassed": (4, 6)}[name]
+    shape = {"mlp": (4, 8), "mlp_adam": (4, 8), "cnn": (3, 10, 10, 2),
+             "subclassed": (4, 6)}[name]
     return rng.standard_normal(shape).astype("float32")
 
 
@@ -67,3 +77,20 @@ def randomize(variables, seed):
         if "variance" in getattr(v, "path", v.name):
             values = np.abs(values) + 0.5
         v.assign(values)
+
+
+def randomize_optimizer(optimizer, seed):
+    """Seeded values for an optimizer's variables: iteration 7, learning rate 0.0025, random
+    slots; returns them as a list of arrays (the file order)."""
+    rng = np.random.default_rng(seed)
+    values = []
+    for v in optimizer.variables:
+        shape = tuple(int(d) for d in v.shape)
+        if "iteration" in getattr(v, "path", v.name):
+            v.assign(7)
+        elif shape == ():
+            v.assign(0.0025)
+        else:
+            v.assign(rng.standard_normal(shape).astype("float32"))
+        values.append(np.array(v.numpy()))
+    return values

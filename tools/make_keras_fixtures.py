@@ -63,12 +63,20 @@ def keras_generate(out_dir):
         fm.randomize(model.weights, seed=100 + i)
         x = fm.inputs(name)
         y = np.asarray(model(x, training=False))
+        extra = _optimizer_arrays(model, i)
         model.save_weights(os.path.join(out_dir, f"{name}.weights.h5"))
         if name in fm.ARCHIVED:
             model.save(os.path.join(out_dir, f"{name}.keras"))
-        np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y)
+        np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y, **extra)
         print(f"keras {keras.__version__}: wrote {name}.weights.h5, {name}.npz"
               f"{f' and {name}.keras' if name in fm.ARCHIVED else ''} (output {y.shape})")
+
+
+def _optimizer_arrays(model, seed):
+    if getattr(model, "optimizer", None) is None:
+        return {}
+    values = fm.randomize_optimizer(model.optimizer, seed=300 + seed)
+    return {f"optimizer_{i}": v for i, v in enumerate(values)}
 
 
 def keras_check(in_dir):
@@ -84,6 +92,16 @@ def keras_check(in_dir):
             loaded = keras.models.load_model(os.path.join(in_dir, f"{name}.keras"))
             results.append((f"{name}.keras (load_model)",
                             np.asarray(loaded(data["x"], training=False))))
+        if getattr(model, "optimizer", None) is not None:
+            mine = [np.asarray(v.numpy()) for v in model.optimizer.variables]
+            theirs = [data[f"optimizer_{i}"] for i in range(len(mine))]
+            diff = max(float(np.max(np.abs(a.astype("float64") - b))) for a, b in
+                       zip(mine, theirs))
+            ok = len(data.files) - 2 == len(mine) and diff == 0
+            failures += not ok
+            print(f"keras {keras.__version__} loaded minitf's {name}.weights.h5 optimizer "
+                  f"group: {len(mine)} variables, max difference {diff:.2e} -> "
+                  f"{'OK' if ok else 'MISMATCH'}")
         for what, out in results:
             diff = float(np.max(np.abs(out - data["y"])))
             ok = diff <= TOLERANCE
@@ -103,10 +121,11 @@ def minitf_write(out_dir):
         fm.randomize(model.weights, seed=200 + i)
         x = fm.inputs(name)
         y = model(x, training=False).numpy()
+        extra = _optimizer_arrays(model, 10 + i)
         model.save_weights(os.path.join(out_dir, f"{name}.weights.h5"))
         if name in fm.ARCHIVED:
             model.save(os.path.join(out_dir, f"{name}.keras"))
-        np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y)
+        np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y, **extra)
 
 
 def main(argv=None):

@@ -60,7 +60,8 @@ def write_weights(group, source):
     if isinstance(source, Layer):
         if source.built:
             source._assign_paths()
-        weights_h5.write_layout(group, source)
+        # a training checkpoint keeps the optimizer state in its own, exact form
+        weights_h5.write_layout(group, source, include_optimizer=False)
         group.attrs["layout"] = "keras"
         return
     _write_path_layout(group, source)
@@ -213,6 +214,7 @@ def read_weights_file(f, model, filepath, skip_mismatch=False):
         read_weights(group, model, skip_mismatch=skip_mismatch)
     elif weights_h5.is_keras_layout(f):
         read_weights(f, model, skip_mismatch=skip_mismatch)
+        weights_h5.read_optimizer(f, model)
     else:
         raise ValueError(f"load_weights: {filepath!r} has neither Keras 3 weights (/vars, "
                          f"/layers/...) nor a /{WEIGHTS_GROUP} group (not a weights file or "

@@ -22,13 +22,20 @@ Rules (the same for writing and reading, so both sides agree):
 * a layer held by an attribute is stored under the attribute's name; a layer inside a list,
   tuple or dict under the snake_case name of its class, numbered ``dense, dense_1, ...`` per
   container; nested containers are ``container, container_1, ...``;
-* a layer reached twice is stored once, at the first path.
+* a layer reached twice is stored once, at the first path;
+* a compiled model's optimizer is stored under ``optimizer/vars``: iteration, learning rate
+  (unless it is a schedule), then the slots of each trainable variable (Adam: momentum and
+  velocity), the order of ``optimizer.variables`` in both Keras and minitf.
 """
+import logging
+
 from .. import backend as B
 from .layers.base import Layer
 from .layers.tracking import to_snake_case
 
 __all__ = ["layer_entries", "write_layout", "read_layout", "is_keras_layout"]
+
+logger = logging.getLogger("minitf")
 
 # minitf's internal attribute names that Keras does not walk (its skip-set holds their twins).
 _INTERNAL_ATTRS = frozenset({"_layers"})
@@ -105,18 +112,53 @@ def _vars_path(path):
     return _join(path, "vars")
 
 
-def write_layout(group, model):
-    """Write ``model``'s variables into the h5py ``group`` (a file or a group) as Keras does."""
+def _write_vars(group, path, name, variables):
+    vars_group = group.create_group(_vars_path(path))
+    vars_group.attrs["name"] = name
+    for i, v in enumerate(variables):
+        data = B.to_numpy(v._value)
+        if data.dtype.name == "bfloat16":  # stored widened; the attribute says what it was
+            ds = vars_group.create_dataset(str(i), data=data.astype("float32"))
+            ds.attrs["dtype"] = "bfloat16"
+        else:
+            vars_group.create_dataset(str(i), data=data)
+
+
+def _optimizer(model):
+    opt = model.__dict__.get("optimizer")
+    return opt if opt is not None and hasattr(opt, "variables") else None
+
+
+def write_layout(group, model, include_optimizer=True):
+    """Write ``model``'s variables into the h5py ``group`` (a file or a group) as Keras does,
+    with its optimizer's variables when it is compiled (and ``include_optimizer``)."""
     for path, layer in layer_entries(model):
-        vars_group = group.create_group(_vars_path(path))
-        vars_group.attrs["name"] = layer.name
-        for i, v in enumerate(own_variables(layer)):
-            data = B.to_numpy(v._value)
-            if data.dtype.name == "bfloat16":  # stored widened; the attribute says what it was
-                ds = vars_group.create_dataset(str(i), data=data.astype("float32"))
-                ds.attrs["dtype"] = "bfloat16"
-            else:
-                vars_group.create_dataset(str(i), data=data)
+        _write_vars(group, path, layer.name, own_variables(layer))
+    opt = _optimizer(model) if include_optimizer else None
+    if opt is not None:
+        _write_vars(group, "optimizer", opt.name, list(opt.variables))
+
+
+def read_optimizer(group, model):
+    """Restore a compiled model's optimizer variables from ``optimizer/vars`` when the file has
+    them and they fit (same count and shapes); otherwise log why they were skipped, as Keras
+    does. Returns whether they were loaded."""
+    opt = _optimizer(model)
+    stored = group.get("optimizer/vars")
+    if opt is None or stored is None:
+        return False
+    variables = list(opt.variables)
+    shapes = [tuple(v._value.shape) for v in variables]
+    keys = [str(i) for i in range(len(stored))]
+    if set(stored.keys()) != set(keys) or shapes != [tuple(stored[k].shape) for k in keys]:
+        logger.warning("load_weights: skipped the optimizer variables: optimizer %r has %d "
+                       "variable(s) %s, the file %d %s (build the optimizer first, e.g. with "
+                       "one training step)", opt.name, len(variables), shapes, len(stored),
+                       [tuple(stored[k].shape) for k in sorted(stored.keys())])
+        return False
+    for v, k in zip(variables, keys):
+        v.assign(B.from_numpy(stored[k][()], dtype=v._value.dtype))
+    return True
 
 
 def is_keras_layout(group):

@@ -119,3 +119,43 @@ def test_keras_only_options_must_be_neutral(tmp_path):
             zf.writestr(n, data)
     with pytest.raises(ValueError, match=r"Dense: the Keras option lora_rank=4 is not supported"):
         keras.models.load_model(path)
+
+
+def test_optimizer_group_from_keras_loads_into_a_built_optimizer():
+    data = np.load(os.path.join(FIXTURES, "mlp_adam.npz"))
+    keras_values = [data[f"optimizer_{i}"] for i in range(10)]
+    assert int(keras_values[0]) == 7 and keras_values[1] == np.float32(0.0025)
+    model = fm.mlp_adam(keras)
+    model.load_weights(os.path.join(FIXTURES, "mlp_adam.weights.h5"))
+    variables = model.optimizer.variables
+    assert len(variables) == 10  # iteration, learning rate, (m, v) for 4 variables
+    for v, want in zip(variables, keras_values):
+        np.testing.assert_array_equal(np.asarray(v.numpy()), want.astype(v.numpy().dtype))
+    assert model.optimizer.iterations.numpy() == 7
+    np.testing.assert_allclose(model(data["x"], training=False).numpy(), data["y"],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_optimizer_group_is_skipped_with_a_message_when_it_does_not_fit(caplog):
+    data = np.load(os.path.join(FIXTURES, "mlp_adam.npz"))
+    plain = fm.mlp(keras)  # not compiled: the group is ignored
+    plain.load_weights(os.path.join(FIXTURES, "mlp_adam.weights.h5"))
+    np.testing.assert_allclose(plain(data["x"]).numpy(), data["y"], rtol=1e-5, atol=1e-5)
+    unbuilt = fm.mlp(keras)
+    unbuilt.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+    with caplog.at_level("WARNING", logger="minitf"):
+        unbuilt.load_weights(os.path.join(FIXTURES, "mlp_adam.weights.h5"))
+    assert "skipped the optimizer variables" in caplog.text
+    np.testing.assert_allclose(unbuilt(data["x"]).numpy(), data["y"], rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_model_writes_the_optimizer_group(tmp_path):
+    model = fm.mlp_adam(keras)
+    values = fm.randomize_optimizer(model.optimizer, seed=5)
+    model.save_weights(tmp_path / "m.weights.h5")
+    assert _groups(tmp_path / "m.weights.h5") == _groups(
+        os.path.join(FIXTURES, "mlp_adam.weights.h5"))
+    with h5py.File(tmp_path / "m.weights.h5", "r") as f:
+        assert f["optimizer/vars"].attrs["name"] == model.optimizer.name
+        for i, want in enumerate(values):
+            np.testing.assert_array_equal(f[f"optimizer/vars/{i}"][()], want)

@@ -264,6 +264,17 @@ class Functional(Model):
                     values[i] = o
         return _map_leaves(lambda t: values[id(t)], self._outputs_struct, _is_kt)
 
+    def get_config(self):
+        """The layers with their calls (``inbound_nodes``), inputs and outputs, as in Keras 3."""
+        from .serialization import layer_config
+        return layer_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .serialization import deserialize_keras_object
+        return deserialize_keras_object({"class_name": "Functional", "config": config},
+                                        custom_objects)
+
 
 def _plan_step(node):
     """(layer, id of the single KerasTensor input or None, args, kwargs, output ids)."""
@@ -399,7 +410,15 @@ class Sequential(Model):
         return [(layer, layer._output_shape) for layer in self._layers]
 
     def get_config(self):
-        return {**super().get_config(), "layers": [type(lay).__name__ for lay in self._layers]}
+        """The layers' serialized entries (see ``serialization``), as Keras 3 writes them."""
+        from .serialization import layer_config
+        return layer_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .serialization import deserialize_keras_object
+        return deserialize_keras_object({"class_name": "Sequential", "config": config},
+                                        custom_objects)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

@@ -187,6 +187,10 @@ def read_layout(group, model):
         vpath = _vars_path(path)
         expected.add(vpath)
         stored = group.get(vpath)
+        if stored is not None and not hasattr(stored, "keys"):
+            problems.append(f"{_describe(layer, path)}: the file has a dataset, not a group, "
+                            f"at /{vpath}")
+            continue
         keys = sorted(stored.keys(), key=int) if stored is not None and all(
             k.isdigit() for k in stored.keys()) else None
         if stored is None:
@@ -214,8 +218,8 @@ def read_layout(group, model):
     unexpected = []
 
     def visit(name, obj):
-        if name.endswith("vars") and name.rsplit("/", 1)[-1] == "vars" and len(obj) and \
-                name not in expected and not name.startswith("optimizer/"):
+        if name.rsplit("/", 1)[-1] == "vars" and len(obj) and name not in expected \
+                and not name.startswith("optimizer/"):
             unexpected.append(f"/{name} ({obj.attrs.get('name', '?')}, {len(obj)} "
                               f"variable(s))")
 

@@ -177,3 +177,21 @@ def test_bad_files_give_clear_errors(tmp_path):
     same = keras.Sequential([keras.Input((6,)), layers.Dense(2)])
     same.load_weights(tmp_path / "m.keras")  # load_weights reads a .keras archive's weights
     _same_outputs(model, same)
+
+
+def test_get_config_from_config_rebuild_the_architecture():
+    seq = keras.Sequential([keras.Input((6,)), layers.Dense(4, activation="relu"),
+                            layers.Dense(2)])
+    config = seq.get_config()
+    assert [e["class_name"] for e in config["layers"]] == ["InputLayer", "Dense", "Dense"]
+    clone = keras.Sequential.from_config(config)
+    assert [a.units for a in clone.layers] == [4, 2] and clone.built
+    clone.set_weights(seq.get_weights())
+    _same_outputs(seq, clone)
+    inputs = keras.Input((6,))
+    fun = keras.Model(inputs, layers.Dense(3)(layers.Dense(5)(inputs)))
+    config = fun.get_config()
+    assert config["input_layers"] == [fun.layers[0].name, 0, 0]
+    copy = type(fun).from_config(config)
+    copy.set_weights(fun.get_weights())
+    _same_outputs(fun, copy)

@@ -204,7 +204,8 @@ def test_model_weights_use_the_keras_layout_and_older_checkpoints_load(tmp_path)
     from minitf import keras  # an architecture that does not fit gives a clear error
     keras_wrong = keras.Sequential([keras.Input((3,)), keras.layers.Dense(5)])
     with ck.open_checkpoint(path) as c:
-        with pytest.raises(CheckpointError, match=r"(?s)do not fit the model.*layers/dense/vars.*model \(3, 5\), file \(3, 4\)"):
+        with pytest.raises(CheckpointError, match=r"(?s)do not fit the model.*layers/dense/"
+                                                  r"vars.*model \(3, 5\), file \(3, 4\)"):
             c.read_weights(keras_wrong, saving.read_weights)
 
 

@@ -69,7 +69,8 @@ def _csv_rows(run_dir):
         return list(csv.reader(fh))
 
 
-TINY_MLP = sets("data.validation_split=0", "data.train_limit=384", "data.eval_limit=200", "data.test_at_end=false",
+TINY_MLP = sets("data.validation_split=0",
+                "data.train_limit=384", "data.eval_limit=200", "data.test_at_end=false",
                 "train.batch_size=32", "train.epochs=2", "train.eval_batch_size=100",
                 "model.kwargs={hidden_units: [16], dropout: 0.25}",
                 "optimizer.gradient_accumulation_steps=3", "optimizer.schedule.name=cosine",

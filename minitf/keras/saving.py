@@ -177,7 +177,6 @@ def save_weights(model, filepath, overwrite=True):
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".weights.h5", dir=directory)
     os.close(fd)
     try:
-        model._assign_paths()
         with h5py.File(tmp, "w") as f:
             weights_h5.write_layout(f, model)
         os.replace(tmp, filepath)

@@ -33,7 +33,7 @@ run directory (<output_dir>/<name>, or --run-dir):
   config.yaml      the resolved config (every key, after --set)
   metrics.csv      one row per epoch; metrics.jsonl: step and epoch records
   checkpoints/     ckpt-<step>.h5 (the last checkpoint.keep_last) and best.h5
-  curves.png       loss/accuracy per epoch (only when matplotlib is installed)
+  curves.png       loss, accuracy and learning rate per epoch
   tensorboard/     TensorBoard scalars: tensorboard --logdir runs
   results.json     final test-set evaluation
 

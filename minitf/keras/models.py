@@ -147,6 +147,11 @@ class Model(Trainer, Layer):
         unexpected and mismatched weights."""
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
+    def save(self, filepath, overwrite=True):
+        """Write the architecture and weights to a Keras 3 ``.keras`` archive (see
+        ``archive.py``); ``keras.models.load_model`` reads it back."""
+        saving.save_model(self, filepath, overwrite=overwrite)
+
 
 def _count(variables):
     return sum(int(v._value.size) for v in variables)
@@ -243,22 +248,6 @@ class Functional(Model):
     def _summary_rows(self):
         return [(layer, layer._output_shape) for layer in self._layers]
 
-    def get_config(self):
-        """Keras 3's functional config: the layers with their calls (``inbound_nodes``) and
-        the input/output tensors as ``[layer name, node index, tensor index]``."""
-        from .model_config import functional_config
-        nodes = _topological_nodes(list(flatten(self._outputs_struct)))
-        input_nodes = [t._node for t in self._flat_inputs]
-        nodes = input_nodes + [n for n in nodes if n not in input_nodes]
-        return functional_config(self, nodes)
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        """Rebuild the model (new weights) from ``get_config()``; ``custom_objects`` maps the
-        class names of your own layers to their classes."""
-        from .model_config import functional_from_config
-        return functional_from_config(cls, config, custom_objects)
-
     def _flatten_inputs(self, inputs):
         struct = self._inputs_struct
         if isinstance(struct, dict):
@@ -294,6 +283,17 @@ class Functional(Model):
                 for i, o in zip(out_ids, flatten(out)):
                     values[i] = o
         return _map_leaves(lambda t: values[id(t)], self._outputs_struct, _is_kt)
+
+    def get_config(self):
+        """The layers with their calls (``inbound_nodes``), inputs and outputs, as in Keras 3."""
+        from .serialization import layer_config
+        return layer_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .serialization import deserialize_keras_object
+        return deserialize_keras_object({"class_name": "Functional", "config": config},
+                                        custom_objects)
 
 
 def _plan_step(node):
@@ -439,22 +439,28 @@ class Sequential(Model):
         return [(layer, layer._output_shape) for layer in self._layers]
 
     def get_config(self):
-        """``name``, ``trainable``, ``dtype``, the serialized ``layers`` (an InputLayer first
-        when the model has one) and ``build_input_shape``."""
-        from .model_config import sequential_config
-        return sequential_config(self)
+        """The layers' serialized entries (see ``serialization``), as Keras 3 writes them."""
+        from .serialization import layer_config
+        return layer_config(self)
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from .model_config import sequential_from_config
-        return sequential_from_config(cls, config, custom_objects)
+        from .serialization import deserialize_keras_object
+        return deserialize_keras_object({"class_name": "Sequential", "config": config},
+                                        custom_objects)
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``keras.models.load_model``: a model saved with ``model.save("....keras")``."""
+    return saving.load_model(filepath, custom_objects=custom_objects, compile=compile,
+                             safe_mode=safe_mode)
 
 
 def clone_model(model, input_tensors=None, clone_function=None, custom_objects=None):
     """A new model with the same architecture and freshly initialised weights, rebuilt from
     ``model.get_config()`` (``clone_function(layer)`` may replace each layer's copy).
     Copy the weights with ``clone.set_weights(model.get_weights())``."""
-    from .layers.serialization import deserialize, serialize
+    from .serialization import deserialize_keras_object, serialize_keras_object
     if input_tensors is not None:
         raise ValueError("clone_model: input_tensors is not supported")
     if clone_function is not None and isinstance(model, Sequential):
@@ -467,4 +473,4 @@ def clone_model(model, input_tensors=None, clone_function=None, custom_objects=N
         return clone
     if clone_function is not None:
         raise ValueError("clone_model: clone_function is supported for Sequential models only")
-    return deserialize(serialize(model), custom_objects)
+    return deserialize_keras_object(serialize_keras_object(model), custom_objects)

@@ -1,25 +1,24 @@
-"""HDF5 weight files (``model.save_weights("m.weights.h5")``) and the shared weights group.
+"""HDF5 weight files: ``model.save_weights("m.weights.h5")`` / ``load_weights``.
 
-Layout of a weights file (h5py, no pickle)::
+``save_weights`` writes Keras 3's layout (see ``weights_h5.py``): a file Keras 3 reads with its
+own ``model.load_weights``, and ``load_weights`` reads the files Keras 3 writes. Files are
+written to a temporary file and moved into place with ``os.replace``, so an interrupted save
+never leaves a truncated file behind.
 
-    /                               attrs: format_version=1, kind="weights"
-    /model_weights                  attrs: format_version=1, root="<model name>"
-    /model_weights/<variable path>  one dataset per variable, named by its path, e.g.
-                                    /model_weights/mlp/hidden/dense/kernel
-                                    /model_weights/mlp/hidden/dense/bias
-                                    /model_weights/mlp/bn/moving_mean ...
+Training checkpoints keep the model weights in a ``/model_weights`` group, in the same Keras
+layout (``write_weights`` / ``read_weights`` below); ``load_weights`` reads that group from a
+checkpoint too.
 
-Variable paths come from the model tree (attribute names, dict keys, per-list layer names; see
-``layers/base.py``), so they are the same in every process. A training checkpoint keeps the same
-``/model_weights`` group next to its own groups: the checkpoint code calls ``write_weights`` and
-``read_weights`` below, and ``load_weights`` reads ``/model_weights`` from either kind of file.
+Older minitf files used a path layout under ``/model_weights`` (one dataset per variable named
+by its tracking path, e.g. ``/model_weights/mlp/hidden/dense/kernel``, group attribute
+``format_version=1``); they still load. In that layout the first path segment is the root
+model's name, which differs between two instances of a model in one process (``mlp`` vs
+``mlp_1``); when every path on a side shares its first segment, that segment is left out of
+the comparison.
 
-Matching on load is by path. The first path segment is the root model's name, which differs
-between two instances of a model in one process (``mlp`` vs ``mlp_1``); when every path on a
-side shares its first segment, that segment is left out of the comparison. Loading into another
-architecture raises a ValueError listing the missing, unexpected and mismatched-shape weights,
-and nothing is assigned. Files are written to a temporary file and moved into place with
-``os.replace``, so an interrupted save never leaves a truncated file behind.
+Loading into another architecture raises a ValueError naming every layer that does not match
+(missing, unexpected, wrong variable count or shapes) and assigns nothing;
+``skip_mismatch=True`` loads the layers that match and logs the rest.
 """
 import logging
 import os
@@ -28,6 +27,7 @@ import tempfile
 import h5py
 
 from .. import backend as B
+from . import weights_h5
 
 FORMAT_VERSION = 1
 WEIGHTS_GROUP = "model_weights"
@@ -53,9 +53,21 @@ def _relative(paths):
     return {p: p for p in paths}
 
 
-def write_weights(group, variables):
-    """Write ``variables`` (or a model's weights) into the h5py ``group``, one dataset per
-    variable at its path; sets the group's ``format_version`` and ``root`` attributes."""
+def write_weights(group, source):
+    """Write a model's weights into the h5py ``group`` in Keras 3's layout (a bare list of
+    variables: in the older path layout, one dataset per variable at its path)."""
+    from .layers.base import Layer
+    if isinstance(source, Layer):
+        if source.built:
+            source._assign_paths()
+        # a training checkpoint keeps the optimizer state in its own, exact form
+        weights_h5.write_layout(group, source, include_optimizer=False)
+        group.attrs["layout"] = "keras"
+        return
+    _write_path_layout(group, source)
+
+
+def _write_path_layout(group, variables):
     variables = _variables(variables)
     paths = [v.path for v in variables]
     dupes = sorted({p for p in paths if paths.count(p) > 1})
@@ -92,13 +104,31 @@ def _listing(title, items, limit=20):
     return f"  {title} ({len(items)}):\n{shown}{more}"
 
 
-def read_weights(group, variables, skip_mismatch=False):
-    """Assign every variable (or a model's weights) from the dataset at its path in ``group``.
+def read_weights(group, source, skip_mismatch=False):
+    """Assign a model's weights (or a list of variables) from the h5py ``group``: Keras 3's
+    layout or the older path layout, whichever the group holds.
 
-    Raises ValueError (assigning nothing) when weights are missing from the file, the file has
-    weights the model lacks, or shapes differ; ``skip_mismatch=True`` loads what matches and
+    Raises ValueError (assigning nothing) when layers are missing from the file, the file has
+    layers the model lacks, or shapes differ; ``skip_mismatch=True`` loads what matches and
     logs the rest.
     """
+    from .layers.base import Layer
+    if isinstance(source, Layer) and weights_h5.is_keras_layout(group):
+        if source.built:
+            source._assign_paths()
+        assignments, problems = weights_h5.read_layout(group, source)
+        if problems:
+            message = ("the weights do not match the model:\n"
+                       + "\n".join(f"  {p}" for p in problems))
+            if not skip_mismatch:
+                raise ValueError(message)
+            logger.warning("load_weights(skip_mismatch=True): %s", message)
+        weights_h5.assign(assignments)
+        return
+    _read_path_layout(group, source, skip_mismatch)
+
+
+def _read_path_layout(group, variables, skip_mismatch):
     version = int(group.attrs.get("format_version", FORMAT_VERSION))
     if version > FORMAT_VERSION:
         raise ValueError(f"weights group format_version {version} is newer than this minitf "
@@ -148,9 +178,7 @@ def save_weights(model, filepath, overwrite=True):
     os.close(fd)
     try:
         with h5py.File(tmp, "w") as f:
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["kind"] = "weights"
-            write_weights(f.create_group(WEIGHTS_GROUP), variables)
+            weights_h5.write_layout(f, model)
         os.replace(tmp, filepath)
     except BaseException:
         if os.path.exists(tmp):
@@ -159,16 +187,42 @@ def save_weights(model, filepath, overwrite=True):
 
 
 def load_weights(model, filepath, skip_mismatch=False):
-    """``model.load_weights``: read ``/model_weights`` of a weights file or a checkpoint."""
+    """``model.load_weights``: a Keras 3 ``.weights.h5`` file, a ``.keras`` archive's weights,
+    a training checkpoint's ``/model_weights`` or an older minitf weights file."""
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"load_weights: no such file {filepath!r}")
     if not model.built or not model.weights:
         raise ValueError(f"load_weights: model {model.name!r} has no weights yet; build it "
                          f"first (call it on a batch or use model.build(input_shape))")
-    with h5py.File(filepath, "r") as f:
-        group = f.get(WEIGHTS_GROUP)
-        if not isinstance(group, h5py.Group):
-            raise ValueError(f"load_weights: {filepath!r} has no /{WEIGHTS_GROUP} group (not "
-                             f"a minitf weights file or checkpoint)")
+    if filepath.endswith(".keras"):
+        from .archive import read_archive_weights
+        return read_archive_weights(model, filepath, skip_mismatch=skip_mismatch)
+    try:
+        f = h5py.File(filepath, "r")
+    except OSError as exc:
+        raise ValueError(f"load_weights: {filepath!r} is not an HDF5 file ({exc})") from None
+    with f:
+        read_weights_file(f, model, filepath, skip_mismatch)
+
+
+def read_weights_file(f, model, filepath, skip_mismatch=False):
+    """Load an open h5py weights file (either layout) into ``model``."""
+    group = f.get(WEIGHTS_GROUP)
+    if isinstance(group, h5py.Group):
         read_weights(group, model, skip_mismatch=skip_mismatch)
+    elif weights_h5.is_keras_layout(f):
+        read_weights(f, model, skip_mismatch=skip_mismatch)
+        weights_h5.read_optimizer(f, model)
+    else:
+        raise ValueError(f"load_weights: {filepath!r} has neither Keras 3 weights (/vars, "
+                         f"/layers/...) nor a /{WEIGHTS_GROUP} group (not a weights file or "
+                         "checkpoint)")
+
+
+# Whole-model files and the serialization registry live in their own modules; Keras exposes
+# them under keras.saving.
+from .archive import load_model, save_model  # noqa: E402,F401
+from .serialization import (CustomObjectScope, custom_object_scope,  # noqa: E402,F401
+                            deserialize_keras_object, get_custom_objects, get_registered_name,
+                            register_keras_serializable, serialize_keras_object)

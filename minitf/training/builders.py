@@ -78,9 +78,11 @@ def load_data(cfg):
             raise ConfigError(f"data.validation_split = {d['validation_split']} leaves "
                               f"{n_val} of {len(x)} samples for validation; it must leave "
                               "at least one sample on each side")
-        # The last fraction, as keras' fit(validation_split=...) does: no shuffling involved.
-        x, validation = x[:-n_val], (x[-n_val:], y[-n_val:])
-        y = y[:-n_val]
+        # A seeded random subset (the datasets are ordered by nothing in particular, but a
+        # fixed permutation keeps every class represented whatever the order).
+        order = np.random.default_rng(cfg["seed"]).permutation(len(x))
+        held, kept = np.sort(order[:n_val]), np.sort(order[n_val:])
+        x, y, validation = x[kept], y[kept], (x[held], y[held])
     split = d["eval_on"]
     if split == "auto":
         split = "validation" if validation is not None else "test"

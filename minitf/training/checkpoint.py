@@ -4,7 +4,9 @@ Layout of one file::
 
     /                  attrs: format, format_version, step, epoch, config (resolved YAML text),
                               run_dir, created
-    /model_weights     keras.saving.write_weights(group, model.variables)
+    /model_weights     keras.saving.write_weights(group, model): the model's weights in
+                       Keras 3's ``.weights.h5`` layout (``layers/dense/vars/0`` ...); files
+                       from older minitf versions hold the path layout there, which still loads
     /state/...         a nested dict written by ``write_tree``: optimizer state, loss scale,
                        RNG states, data-iterator position, metric states, callback states, history
 

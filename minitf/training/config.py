@@ -94,8 +94,9 @@ SCHEMA = {
                       choices=("fashion_mnist", "mnist")),
         data_dir=Field("str", None, "directory with the four IDX files; null: the embedded "
                        "Fashion-MNIST copy / the MNIST download cache", nullable=True),
-        validation_split=Field("float", 0.0, "fraction of the training set held out (from its "
-                               "end) for validation; 0: no validation set", low=0.0, high=0.9),
+        validation_split=Field("float", 0.1, "fraction of the training set held out (a random "
+                               "subset drawn with `seed`) for validation; 0: no validation "
+                               "set", low=0.0, high=0.9),
         eval_on=Field("choice", "auto", "split evaluated after every epoch (logged as val_*); "
                       "auto: validation when validation_split > 0, else test",
                       choices=("auto", "validation", "test")),
@@ -393,8 +394,14 @@ def validate(raw):
 def read_yaml(path):
     """``yaml.safe_load`` of a file, with YAML errors turned into ConfigError naming the file."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+                              f"{exc.start}); a config is a YAML text file") from None
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     except OSError as exc:

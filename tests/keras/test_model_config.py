@@ -59,7 +59,7 @@ def test_layer_serialize_deserialize():
     assert entry["class_name"] == "Dense" and entry["module"] == "keras.layers"
     clone = layers.deserialize(entry)
     assert isinstance(clone, layers.Dense) and clone.units == 4 and clone.name == "d"
-    with pytest.raises(ValueError, match="unknown layer class"):
+    with pytest.raises(ValueError, match="unknown class"):
         layers.deserialize({"class_name": "NoSuchLayer", "config": {}})
 
 

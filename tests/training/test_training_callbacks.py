@@ -7,7 +7,6 @@ import os
 import pytest
 
 from minitf.training import callbacks as cb
-from minitf.training import plotting
 from minitf.training.triggers import AnyTrigger, IntervalTrigger, get_trigger
 
 
@@ -170,18 +169,3 @@ def test_progress_lines_when_not_a_terminal(capsys):
     assert len(out) == 1
     assert out[0].startswith("epoch 1/3  step 10  loss 1.0000  accuracy 0.5000")
     assert "samples/s" in out[0] and "lr 0.1" in out[0]
-
-
-def test_plot_is_skipped_silently_without_matplotlib(tmp_path, monkeypatch):
-    monkeypatch.setattr(plotting, "_pyplot", lambda: None)
-    path = str(tmp_path / "curves.png")
-    assert plotting.plot_history([_epoch_logs(1, 10)], path) is None
-    assert not os.path.exists(path)
-
-
-@pytest.mark.skipif(not plotting.matplotlib_available(), reason="matplotlib is not installed")
-def test_plot_writes_a_png(tmp_path):
-    path = str(tmp_path / "curves.png")
-    assert plotting.plot_history([_epoch_logs(1, 10), _epoch_logs(2, 20, 0.5)], path) == path
-    with open(path, "rb") as fh:
-        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"

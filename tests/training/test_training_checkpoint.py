@@ -161,3 +161,107 @@ def test_listing_latest_and_pruning(tmp_path):
     assert ck.latest_checkpoint(d).endswith("ckpt-00000100.h5")
     ck.prune_checkpoints(d, keep_last=2)
     assert sorted(os.listdir(d)) == ["best.h5", "ckpt-00000020.h5", "ckpt-00000100.h5"]
+
+
+def _small_model(seed):
+    from minitf import keras
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4),
+                              keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+    rng = np.random.default_rng(seed)
+    for v in model.weights:
+        v.assign(rng.standard_normal(tuple(v.shape)).astype("float32"))
+    return model
+
+
+def test_model_weights_use_the_keras_layout_and_older_checkpoints_load(tmp_path):
+    from minitf.keras import saving
+    model = _small_model(0)
+    path = str(tmp_path / "ckpt.h5")
+    ck.save_checkpoint(path, model=model, state={"x": 1}, attrs={"step": 1, "epoch": 0},
+                       config_text="", write_weights=saving.write_weights)
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["model_weights/layers/batch_normalization/vars/2"][()],
+                                      model.layers[1].moving_mean.numpy())
+    fresh = _small_model(1)
+    with ck.open_checkpoint(path) as c:
+        c.read_weights(fresh, saving.read_weights)
+    for a, b in zip(model.weights, fresh.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    fresh = _small_model(2)
+    fresh.load_weights(path)  # model.load_weights reads a checkpoint's weights too
+    np.testing.assert_array_equal(fresh.layers[2].kernel.numpy(), model.layers[2].kernel.numpy())
+
+    # the path layout of older checkpoints (one dataset per variable path) still loads
+    model._assign_paths()
+    old = str(tmp_path / "old.h5")
+    ck.save_checkpoint(old, model=model.weights, state={"x": 1}, attrs={"step": 1, "epoch": 0},
+                       config_text="", write_weights=saving.write_weights)
+    fresh = _small_model(3)
+    with ck.open_checkpoint(old) as c:
+        c.read_weights(fresh, saving.read_weights)
+    for a, b in zip(model.weights, fresh.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    from minitf import keras  # an architecture that does not fit gives a clear error
+    keras_wrong = keras.Sequential([keras.Input((3,)), keras.layers.Dense(5)])
+    with ck.open_checkpoint(path) as c:
+        with pytest.raises(CheckpointError, match=r"(?s)do not fit the model.*layers/dense/"
+                                                  r"vars.*model \(3, 5\), file \(3, 4\)"):
+            c.read_weights(keras_wrong, saving.read_weights)
+
+
+_SAVER = r"""
+import sys
+import numpy as np
+from minitf import keras
+from minitf.keras import saving
+from minitf.training import checkpoint as ck
+
+model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256),
+                          keras.layers.BatchNormalization(), keras.layers.Dense(10)])
+path, step = sys.argv[1], 0
+print("ready", flush=True)
+while True:  # keeps rewriting one checkpoint until it is killed
+    step += 1
+    for v in model.weights:
+        v.assign(np.full(tuple(v.shape), float(step), "float32"))
+    ck.save_checkpoint(path, model=model, state={"step": step, "big": np.zeros(20000) + step},
+                       attrs={"step": step, "epoch": 0}, config_text="",
+                       write_weights=saving.write_weights)
+"""
+
+
+def test_kill_9_during_saves_leaves_a_loadable_checkpoint(tmp_path):
+    """SIGKILL at random moments of a save loop: the file on disk is always a whole checkpoint
+    whose weights and state agree (one save, never a mix)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from minitf import keras
+    from minitf.keras import saving
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = str(tmp_path / "ckpt.h5")
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        proc = subprocess.Popen([sys.executable, "-c", _SAVER, path], cwd=root,
+                                stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": root})
+        assert proc.stdout.readline().strip() == b"ready"
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(float(rng.uniform(0.05, 0.4)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256),
+                                  keras.layers.BatchNormalization(), keras.layers.Dense(10)])
+        with ck.open_checkpoint(path) as c:
+            state = c.read_state()
+            c.read_weights(model, saving.read_weights)
+            step = c.step
+        assert state["step"] == step and np.all(state["big"] == step)
+        for v in model.weights:
+            assert np.all(v.numpy() == step)
+        ck.remove_stale_temporaries(str(tmp_path))
+        assert os.listdir(tmp_path) == ["ckpt.h5"]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import h5py
+import matplotlib.image
 import numpy as np
 import pytest
 import yaml
@@ -68,14 +69,15 @@ def _csv_rows(run_dir):
         return list(csv.reader(fh))
 
 
-TINY_MLP = sets("data.train_limit=384", "data.eval_limit=200", "data.test_at_end=false",
+TINY_MLP = sets("data.validation_split=0",
+                "data.train_limit=384", "data.eval_limit=200", "data.test_at_end=false",
                 "train.batch_size=32", "train.epochs=2", "train.eval_batch_size=100",
                 "model.kwargs={hidden_units: [16], dropout: 0.25}",
                 "optimizer.gradient_accumulation_steps=3", "optimizer.schedule.name=cosine",
                 "optimizer.clip.global_norm=1.0",
                 "optimizer.param_groups=[{prefix: hidden, learning_rate: 3e-3}]",
                 "checkpoint.every_epoch=false", "logging.plot=false", "logging.every_steps=5")
-TINY_CNN = sets("model.name=cnn",
+TINY_CNN = sets("data.validation_split=0", "model.name=cnn",
                 "model.kwargs={filters: [4, 4], dense_units: 8, dropout: 0.25}",
                 "precision.policy=mixed_float16", "precision.dynamic_growth_steps=4",
                 "data.train_limit=128", "data.eval_limit=64", "data.test_at_end=false",
@@ -124,6 +126,7 @@ def test_short_training_resumed_end_to_end(tmp_path):
     first = run(*args, "--max-steps", "100")
     assert "epoch 1/4" in first.stdout  # one summary line per epoch without a terminal
     assert os.path.exists(os.path.join(run_dir, "results.json"))
+    assert matplotlib.image.imread(os.path.join(run_dir, "curves.png")).shape[:2] == (400, 1400)
     refused = run(*args, expect=2)  # a second fresh start in the same directory
     assert "already holds a run" in refused.stderr and "--resume" in refused.stderr
     run(*args, "--resume")
@@ -134,28 +137,29 @@ def test_short_training_resumed_end_to_end(tmp_path):
     rows = _csv_rows(run_dir)
     assert rows[0][:4] == ["epoch", "step", "loss", "accuracy"]
     assert [r[0] for r in rows[1:]] == ["1", "2", "3", "4"]  # one header, no duplicates
-    assert [int(r[1]) for r in rows[1:]] == [62, 124, 186, 248]
+    # 10% of the 2000 samples are held out for validation: 1800 / 32 = 56 steps per epoch
+    assert [int(r[1]) for r in rows[1:]] == [56, 112, 168, 224]
     with open(os.path.join(run_dir, "metrics.jsonl")) as fh:
         records = [json.loads(line) for line in fh]
     steps = [r["step"] for r in records if r["event"] == "step"]
-    assert steps == list(range(20, 249, 20))
+    assert steps == list(range(20, 225, 20))
     assert all("lr" in r for r in records)
     lrs = [r["lr"] for r in records if r["event"] == "epoch"]
     assert lrs == sorted(lrs, reverse=True) and lrs[-1] < 1e-4  # cosine decay over the run
 
     ckpts = os.listdir(os.path.join(run_dir, "checkpoints"))
-    assert sorted(ckpts) == ["best.h5", "ckpt-00000200.h5", "ckpt-00000248.h5"]
+    assert sorted(ckpts) == ["best.h5", "ckpt-00000200.h5", "ckpt-00000224.h5"]
     with open(os.path.join(run_dir, "results.json")) as fh:
         results = json.load(fh)
-    assert results["step"] == 248 and results["epochs_completed"] == 4
+    assert results["step"] == 224 and results["epochs_completed"] == 4
     assert results["test_accuracy"] > 0.6  # chance is 0.1
     assert float(rows[-1][5]) > 0.6          # val_accuracy of the last epoch
 
-    final = os.path.join(run_dir, "checkpoints", "ckpt-00000248.h5")
+    final = os.path.join(run_dir, "checkpoints", "ckpt-00000224.h5")
     out = run("--eval-only", "--checkpoint", final)
     evaluated = json.loads(out.stdout.strip().splitlines()[-1])
     assert evaluated["test_accuracy"] == pytest.approx(results["test_accuracy"], abs=1e-6)
-    assert evaluated["eval_split"] == "test"
+    assert evaluated["eval_split"] == "validation"
 
 
 def test_non_finite_loss_exits_non_zero_without_saving_it(tmp_path):

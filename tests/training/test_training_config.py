@@ -80,7 +80,8 @@ def test_wrong_types_and_ranges_name_key_value_and_allowed(raw, key, value, allo
 
 def test_cross_field_checks():
     assert "at most one" in _error({"optimizer": {"clip": {"norm": 1.0, "value": 1.0}}})
-    assert "validation_split" in _error({"data": {"eval_on": "validation"}})
+    assert "validation_split" in _error({"data": {"eval_on": "validation",
+                                                          "validation_split": 0.0}})
     assert "one more value" in _error({"optimizer": {"schedule": {
         "name": "piecewise", "boundaries": [10], "values": [0.1]}}})
 

@@ -549,6 +549,9 @@ class Layer:
         object.__setattr__(self, "_swap", tuple(swap))
 
     def _build_from(self, inputs):
+        # recorded for serialization (a config's build_config), with the batch size left open
+        object.__setattr__(self, "_build_input_shape", map_structure(
+            lambda t: (None,) + tuple(t.shape)[1:] if hasattr(t, "shape") else None, inputs))
         if self._default_build:
             self._mark_built()
             return

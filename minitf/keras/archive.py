@@ -1,0 +1,120 @@
+"""Whole models in Keras 3's ``.keras`` format: ``model.save("m.keras")`` / ``load_model``.
+
+A ``.keras`` file is a zip archive holding
+
+    metadata.json       who wrote it and when
+    config.json         the architecture (``serialization.serialize_keras_object``)
+    model.weights.h5    the weights in the ``.weights.h5`` layout (see ``weights_h5.py``)
+
+Loading rebuilds the architecture from the config by class name (built-in layers and models,
+``custom_objects``, classes registered with ``register_keras_serializable``) and loads the
+weights. Nothing in the file is executed or unpickled; Lambda layers are refused. The archive is
+written to a temporary file and moved into place, so an interrupted save leaves no partial file.
+"""
+import datetime
+import io
+import json
+import os
+import tempfile
+import zipfile
+
+import h5py
+
+from . import weights_h5
+from .serialization import deserialize_keras_object, serialize_keras_object
+
+__all__ = ["save_model", "load_model", "read_archive_weights"]
+
+CONFIG = "config.json"
+METADATA = "metadata.json"
+WEIGHTS = "model.weights.h5"
+
+
+def _check_suffix(filepath, what):
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(".keras"):
+        raise ValueError(f"{what}: the filename must end in '.keras', got {filepath!r} (weights "
+                         "alone: model.save_weights('....weights.h5'))")
+    return filepath
+
+
+def save_model(model, filepath, overwrite=True):
+    """Write ``model`` (architecture and weights) to a ``.keras`` archive."""
+    from .. import __version__
+    filepath = _check_suffix(filepath, "save")
+    if not overwrite and os.path.exists(filepath):
+        raise FileExistsError(f"save: {filepath!r} exists and overwrite=False")
+    if not model.built:
+        raise ValueError(f"save: model {model.name!r} is not built yet; call it on a batch or "
+                         "use model.build(input_shape) first")
+    config = serialize_keras_object(model)
+    config["compile_config"] = None
+    metadata = {"producer": "minitf", "minitf_version": __version__,
+                "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
+    weights = io.BytesIO()
+    model._assign_paths()
+    with h5py.File(weights, "w") as f:
+        weights_h5.write_layout(f, model)
+    directory = os.path.dirname(os.path.abspath(filepath))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".keras", dir=directory)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w") as zf:
+            zf.writestr(METADATA, json.dumps(metadata))
+            zf.writestr(CONFIG, json.dumps(config))
+            zf.writestr(WEIGHTS, weights.getvalue())
+        os.replace(tmp, filepath)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _open(filepath, what):
+    filepath = _check_suffix(filepath, what)
+    if not os.path.exists(filepath):
+        raise FileNotFoundError(f"{what}: no such file {filepath!r}")
+    try:
+        zf = zipfile.ZipFile(filepath, "r")
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"{what}: {filepath!r} is not a .keras archive (not a zip file: "
+                         f"{exc})") from None
+    names = set(zf.namelist())
+    missing = [n for n in (CONFIG, WEIGHTS) if n not in names]
+    if missing:
+        zf.close()
+        raise ValueError(f"{what}: {filepath!r} is not a .keras archive: it lacks {missing}")
+    return filepath, zf
+
+
+def _read_weights(zf, model, filepath, skip_mismatch):
+    from .saving import read_weights_file
+    with h5py.File(io.BytesIO(zf.read(WEIGHTS)), "r") as f:
+        read_weights_file(f, model, f"{filepath}:{WEIGHTS}", skip_mismatch)
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """Rebuild a model saved with ``model.save("....keras")`` (or by Keras 3, for the layers
+    minitf has), weights included. ``compile`` and ``safe_mode`` are accepted for Keras'
+    signature: the model comes back uncompiled, and code in a file is never executed."""
+    del compile, safe_mode
+    filepath, zf = _open(filepath, "load_model")
+    with zf:
+        try:
+            config = json.loads(zf.read(CONFIG).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"load_model: {filepath!r}: config.json is not valid JSON: "
+                             f"{exc}") from None
+        model = deserialize_keras_object(config, custom_objects)
+        if not model.built:
+            raise ValueError(f"load_model: {filepath!r}: model {model.name!r} could not be "
+                             "built from its config (no build_config input_shape)")
+        _read_weights(zf, model, filepath, skip_mismatch=False)
+    return model
+
+
+def read_archive_weights(model, filepath, skip_mismatch=False):
+    """``model.load_weights("m.keras")``: the weights of a ``.keras`` archive."""
+    filepath, zf = _open(filepath, "load_weights")
+    with zf:
+        _read_weights(zf, model, filepath, skip_mismatch)

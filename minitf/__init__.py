@@ -87,5 +87,6 @@ autodiff = _NS(ForwardAccumulator=ForwardAccumulator)
 from . import keras  # noqa: E402 - the Keras layer builds on everything above
 from .keras import (activations, initializers, layers, losses, metrics,  # noqa: E402
                     mixed_precision, optimizers)
+from . import distributed  # noqa: E402,F401 - data parallelism over MPI (mpi4py imported lazily)
 
 __version__ = "0.1.0"

@@ -113,3 +113,17 @@ def host_allreduce(arrays, op="sum"):
         out.append(reduced[start:start + n].reshape(numpy.shape(a)))
         start += n
     return out
+
+
+def global_moments(x, axes, keepdims):
+    """Mean and biased variance of ``x`` over ``axes`` and over all ranks (equal per-rank
+    batches): the mean is averaged first, then the squared deviations from it."""
+    from ..ops import math_ops, reduce_ops
+    mean = allreduce(reduce_ops.reduce_mean(x, axis=list(axes), keepdims=True), "average")
+    centered = math_ops.square(x - mean)
+    variance = allreduce(reduce_ops.reduce_mean(centered, axis=list(axes), keepdims=True),
+                         "average")
+    if not keepdims:
+        mean = array_ops.reshape(mean, (-1,))
+        variance = array_ops.reshape(variance, (-1,))
+    return mean, variance

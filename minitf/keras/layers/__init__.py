@@ -6,3 +6,4 @@ from .conv import (AveragePooling2D, AvgPool2D, Conv2D, GlobalAveragePooling2D, 
 from .core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
+from .normalization import SyncBatchNormalization  # noqa: F401

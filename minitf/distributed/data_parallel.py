@@ -115,10 +115,7 @@ class DataParallel:
     def synchronize(self, model, optimizer):
         """Check that the ranks built the same variables, then copy rank 0's weights and
         optimizer state to all (after a fresh start and after a resume)."""
-        variables = model.variables
-        runtime.check_same("the model's variables (path shape dtype)",
-                           runtime.describe_variables(variables))
-        broadcast_variables(variables, root_rank=0)
+        broadcast_variables(model.variables, root_rank=0)
         broadcast_optimizer_state(optimizer, model.trainable_variables, root_rank=0)
 
 

@@ -87,11 +87,15 @@ def DistributedOptimizer(optimizer, op="average", bucket_bytes=None):
 
 
 def broadcast_variables(variables, root_rank=0):
-    """Set every variable to its value on ``root_rank``, in place (one message per dtype)."""
+    """Set every variable to its value on ``root_rank``, in place (one message per dtype).
+    Raises ``DistributedError`` when the ranks pass different variables (paths, shapes or
+    dtypes)."""
     variables = list(variables)
     g = runtime.group()
-    if g.size == 1 or not variables:
+    if g.size == 1:
         return
+    runtime.check_same("the variables to broadcast (path shape dtype)",
+                       runtime.describe_variables(variables))
     by_dtype = {}
     for v in variables:
         by_dtype.setdefault(v._value.dtype.name, []).append(v)

@@ -94,6 +94,21 @@ def test_resume_on_two_ranks_continues_exactly(one_and_two, tmp_path):
     assert _results(run_dir)["test_loss"] == _results(two)["test_loss"]
 
 
+def test_mixed_precision_accumulation_and_clipping_match_one_process(tmp_path):
+    """The allreduce comes before the loss-scale check, the accumulation and the clipping."""
+    extra = ["--set", "precision.policy=mixed_float16",
+             "--set", "optimizer.gradient_accumulation_steps=2", "--set", "optimizer.clip.norm=0.5",
+             "--set", "optimizer.clip.global_norm=null", "--set", "checkpoint.every_epoch=false",
+             "--set", "checkpoint.best_metric=null", "--set", "logging.csv=false",
+             "--set", "logging.jsonl=false", "--set", "logging.plot=false"]
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    check(python(TRAIN, *TINY, *extra, "--run-dir", one))
+    check(mpirun(2, TRAIN, *TINY, *extra, "--run-dir", two))
+    r1, r2 = _results(one), _results(two)
+    assert r2["test_loss"] == pytest.approx(r1["test_loss"], rel=1e-4)
+    assert r2["last_epoch"]["loss"] == pytest.approx(r1["last_epoch"]["loss"], rel=1e-4)
+
+
 def test_a_failing_rank_ends_the_job_within_seconds():
     proc, seconds = mpirun(2, os.path.join(SCRIPTS, "fail_on_rank.py"), timeout=60)
     assert proc.returncode != 0

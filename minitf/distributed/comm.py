@@ -96,9 +96,11 @@ class MPIGroup:
             send = host.astype(numpy.float32) if wide else host
             out = numpy.empty_like(send)
             self.comm.Allreduce(send, out, op=self._ops[op])
-            result = B.xp.asarray(out.astype(host.dtype) if wide else out)
+            if op == "average":
+                out /= out.dtype.type(self.size)
+            return B.xp.asarray(out.astype(host.dtype) if wide else out)
         if op == "average":
-            result = result / result.dtype.type(self.size)
+            result /= result.dtype.type(self.size)
         return result
 
     def allgather_array(self, array):
@@ -155,7 +157,8 @@ def _host(array):
 
 
 def _mpi_type(MPI, dtype):
-    return MPI._typedict[numpy.dtype(dtype).char]
+    from mpi4py.util.dtlib import from_numpy_dtype
+    return from_numpy_dtype(numpy.dtype(dtype))
 
 
 class _NCCL:

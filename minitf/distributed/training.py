@@ -77,8 +77,9 @@ def DistributedOptimizer(optimizer, op="average", bucket_bytes=None):
     if isinstance(optimizer, _DistributedMixin):
         return optimizer
     base = type(optimizer)
-    cls = type(f"Distributed{base.__name__}", (_DistributedMixin, base),
-               {"__module__": __name__})
+    # The class keeps its name: checkpoints record it, and they must load in one process too.
+    cls = type(base.__name__, (_DistributedMixin, base),
+               {"__module__": base.__module__, "__qualname__": base.__qualname__})
     wrapped = object.__new__(cls)
     wrapped.__dict__ = optimizer.__dict__     # one state: the two objects stay in step
     wrapped.__dict__["_dist_op"] = op

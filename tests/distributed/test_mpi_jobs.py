@@ -29,7 +29,7 @@ def _weights(run_dir):
         f["model_weights"].visititems(
             lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset)
             else None)
-        for name in ("optimizer",):
+        for name in ("optimizer", "metrics", "data"):
             f[f"state/{name}"].visititems(
                 lambda key, obj: out.__setitem__(f"{name}/{key}", obj[()])
                 if isinstance(obj, h5py.Dataset) else None) if f"state/{name}" in f else None
@@ -94,6 +94,21 @@ def test_resume_on_two_ranks_continues_exactly(one_and_two, tmp_path):
     assert _results(run_dir)["test_loss"] == _results(two)["test_loss"]
 
 
+def test_a_one_process_checkpoint_resumes_on_two_ranks(one_and_two, tmp_path):
+    """Same global batch, same sample order: the rank count may change at a checkpoint."""
+    one, _, _ = one_and_two
+    run_dir = str(tmp_path / "switched")
+    check(python(TRAIN, *TINY, "--run-dir", run_dir, "--max-steps", "6"))
+    check(mpirun(2, TRAIN, *TINY, "--run-dir", run_dir, "--resume"))
+    _, straight = _weights(one)
+    _, switched = _weights(run_dir)
+    for key in straight:
+        if np.asarray(straight[key]).dtype.kind == "f":
+            np.testing.assert_allclose(switched[key], straight[key], rtol=1e-4, atol=1e-6,
+                                       err_msg=key)
+    assert _results(run_dir)["test_loss"] == pytest.approx(_results(one)["test_loss"], rel=1e-5)
+
+
 def test_mixed_precision_accumulation_and_clipping_match_one_process(tmp_path):
     """The allreduce comes before the loss-scale check, the accumulation and the clipping."""
     extra = ["--set", "precision.policy=mixed_float16",
@@ -140,6 +155,11 @@ def test_a_batch_that_does_not_split_is_a_config_error(tmp_path):
     assert proc.returncode == 2
     assert "train.batch_size: 33 is the global batch and must divide by the 2 ranks" \
         in proc.stderr
+
+
+def test_collectives_give_numpy_values():
+    proc = check(mpirun(2, os.path.join(SCRIPTS, "collectives.py"), timeout=60))
+    assert proc.stdout.count("OK rank") == 2
 
 
 def test_custom_loop_matches_one_process():

@@ -107,6 +107,13 @@ def test_distributed_optimizer_shares_the_optimizer_state():
     assert int(inner.iterations) == 1 and opt.get_state().keys() == inner.get_state().keys()
     opt.learning_rate = 0.01
     assert float(inner.learning_rate) == pytest.approx(0.01)
+    plain = tf.keras.optimizers.Adam(0.1, global_clipnorm=1.0)
+    plain.set_state(opt.get_state())          # a checkpoint of N ranks resumes in one process
+    opt.set_state(plain.get_state())
+    assert type(opt).__name__ == "Adam"
+    scaled = hvd.DistributedOptimizer(tf.keras.mixed_precision.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(0.1)))
+    assert float(scaled.loss_scale) == 2.0 ** 15 and "loss_scale" in str(scaled.get_state())
 
 
 def test_distributed_tape_sums_or_averages(twins):

@@ -5,6 +5,7 @@
     python train.py --config fashion_mnist_cnn --set train.epochs=3 --set data.prefetch=4
     python train.py --config fashion_mnist --resume    # from the run's latest checkpoint
     python train.py --eval-only --checkpoint runs/fashion_mnist/checkpoints/best.h5
+    mpiexec -n 2 python train.py --config fashion_mnist   # data-parallel (docs/distributed.md)
 """
 import argparse
 import json
@@ -243,8 +244,8 @@ def _loss_fn():
 
 def train(cfg, run_dir, ckpt, overwrite, notes, max_steps=None):
     from datasets import BatchIterator
-    from minitf.training.builders import build_callbacks, build_optimizer, make_iterators
     from minitf.distributed.data_parallel import DataParallel, global_metric_inputs
+    from minitf.training.builders import build_callbacks, build_optimizer, make_iterators
     from minitf.training.runner import Runner
 
     dp = DataParallel.setup(cfg)  # None in one process; else this rank's part of the job

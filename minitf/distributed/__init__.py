@@ -14,8 +14,8 @@ See docs/distributed.md.
 """
 from .collectives import allgather, allreduce, broadcast, grouped_allreduce  # noqa: F401
 from .comm import DistributedError, launched_by_mpi  # noqa: F401
-from .runtime import (abort_on_exception, init, is_initialized, local_rank, local_size,  # noqa: F401
-                      rank, size)
+from .runtime import (abort_on_exception, init, is_initialized,  # noqa: F401
+                      local_rank, local_size, rank, size)
 from .training import (DistributedGradientTape, DistributedOptimizer,  # noqa: F401
                        broadcast_optimizer_state, broadcast_variables)
 

@@ -1,6 +1,7 @@
 """minitf.distributed in one process (no launcher): the identity collectives, fused buckets,
 the traced allreduce, sharding, config checks and SyncBatchNormalization. A fake two-rank group
 stands in for MPI where the count of messages matters."""
+import os
 import subprocess
 import sys
 
@@ -13,6 +14,8 @@ from datasets import BatchIterator
 from minitf.distributed import comm, runtime
 from minitf.distributed.data_parallel import DataParallel, ShardedBatches
 from minitf.training.config import ConfigError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class TwinGroup(comm.SingleProcess):
@@ -40,7 +43,7 @@ def test_importing_minitf_does_not_import_mpi4py():
     code = ("import sys, minitf, minitf.distributed as d; d.init(); "
             "print(d.size(), d.rank(), 'mpi4py' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "."}).stdout
+                         check=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ROOT}).stdout
     assert out.split() == ["1", "0", "False"]
 
 

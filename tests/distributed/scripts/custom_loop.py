@@ -21,7 +21,10 @@ loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 def make(norm):
     tf.random.set_seed(1)
-    model = tf.keras.Sequential([tf.keras.layers.Dense(16, use_bias=False), norm(), tf.keras.layers.Dense(3)])
+    # No bias before the normalization: its gradient is zero but for rounding, which Adam
+    # would amplify into steps of the learning rate's size.
+    model = tf.keras.Sequential([tf.keras.layers.Dense(16, use_bias=False), norm(),
+                                 tf.keras.layers.Dense(3)])
     model(tf.zeros((2, 6)))
     return model
 

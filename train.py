@@ -5,6 +5,7 @@
     python train.py --config fashion_mnist_cnn --set train.epochs=3 --set data.prefetch=4
     python train.py --config fashion_mnist --resume    # from the run's latest checkpoint
     python train.py --eval-only --checkpoint runs/fashion_mnist/checkpoints/best.h5
+    mpiexec -n 2 python train.py --config fashion_mnist   # data-parallel (docs/distributed.md)
 """
 import argparse
 import json
@@ -252,27 +253,43 @@ def _loss_fn():
 
 def train(cfg, run_dir, ckpt, overwrite, notes, max_steps=None):
     from datasets import BatchIterator
+    from minitf.distributed.data_parallel import DataParallel, global_metric_inputs
     from minitf.training.builders import build_callbacks, build_optimizer, make_iterators
     from minitf.training.runner import Runner
 
-    if ckpt is None:
+    dp = DataParallel.setup(cfg)  # None in one process; else this rank's part of the job
+    chief = dp is None or dp.chief
+    if ckpt is None and chief:
         _prepare_fresh_run_dir(cfg, run_dir, overwrite)
-    os.makedirs(run_dir, exist_ok=True)
+    if chief:
+        os.makedirs(run_dir, exist_ok=True)
     config_text = config_lib.dump_config(cfg)
+    if dp:
+        dp.check_config(config_text)
     data, model = build(cfg)
     train_iter, eval_iter = make_iterators(cfg, data)
+    callbacks = build_callbacks(cfg, run_dir)
+    if dp:
+        train_iter, eval_iter = dp.shard_train(train_iter), dp.shard_eval(eval_iter)
+        callbacks = dp.callbacks(callbacks)
     optimizer = build_optimizer(cfg, model, len(train_iter))
+    if dp:
+        optimizer = dp.wrap_optimizer(optimizer)
     runner = Runner(model, optimizer, _loss_fn(), train_iter, eval_iter,
                     epochs=cfg["train"]["epochs"], max_steps=max_steps,
                     mixed_precision=cfg["precision"]["policy"] == "mixed_float16",
                     use_function=cfg["train"]["use_function"],
-                    callbacks=build_callbacks(cfg, run_dir), config_text=config_text,
+                    callbacks=callbacks, config_text=config_text,
                     run_dir=run_dir)
+    if dp:
+        runner.metric_inputs = global_metric_inputs
     print(f"run directory: {run_dir}")
     print(f"model {cfg['model']['name']}: {_count_params(model):,} parameters; "
           f"{cfg['data']['dataset']}: {len(data.train[0])} training samples, evaluating on "
           f"{len(data.eval[0])} {data.eval_split} samples; {len(train_iter)} steps per epoch; "
-          f"precision {cfg['precision']['policy']}")
+          f"precision {cfg['precision']['policy']}"
+          + (f"; {dp.size} ranks of {cfg['train']['batch_size'] // dp.size} samples" if dp
+             else ""))
     for note in notes:
         print("note:", note)
     if ckpt is not None:
@@ -282,7 +299,10 @@ def train(cfg, run_dir, ckpt, overwrite, notes, max_steps=None):
         if not runner.early_stopped and runner.epoch >= runner.epochs:
             print(f"nothing to train: all {runner.epochs} epochs are done "
                   "(--set train.epochs=N extends the run)")
-    _write_text(os.path.join(run_dir, "config.yaml"), config_text)
+    if dp:
+        dp.synchronize(model, runner.optimizer)  # every rank starts from rank 0's state
+    if chief:
+        _write_text(os.path.join(run_dir, "config.yaml"), config_text)
     sys.stdout.flush()
 
     try:
@@ -300,10 +320,14 @@ def train(cfg, run_dir, ckpt, overwrite, notes, max_steps=None):
     if cfg["data"]["test_at_end"]:
         test_iter = BatchIterator(*data.test, cfg["train"]["eval_batch_size"], shuffle=False,
                                   normalize=data.normalize)
+        if dp:
+            test_iter = dp.shard_eval(test_iter)
         test = runner.evaluate(test_iter)
         results.update(test_loss=test["loss"], test_accuracy=test["accuracy"])
         print(f"test: loss {test['loss']:.4f}  accuracy {test['accuracy']:.4f}")
-    _write_text(os.path.join(run_dir, "results.json"), json.dumps(results, indent=2) + "\n")
+    if chief:
+        _write_text(os.path.join(run_dir, "results.json"),
+                    json.dumps(results, indent=2) + "\n")
     return EXIT_OK
 
 
@@ -352,4 +376,5 @@ def _reset_policy():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from minitf.distributed.data_parallel import run_job
+    sys.exit(run_job(main))  # under mpiexec: a failing rank ends the whole job

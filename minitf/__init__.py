@@ -103,6 +103,7 @@ train = _NS(Checkpoint=_checkpoint.Checkpoint, CheckpointManager=_checkpoint.Che
             list_variables=_checkpoint.list_variables)
 from .keras import (activations, initializers, layers, losses, metrics,  # noqa: E402
                     mixed_precision, optimizers)
+from . import distributed  # noqa: E402,F401 - data parallelism over MPI (mpi4py imported lazily)
 
 __version__ = "0.1.0"
 from . import data  # noqa: E402 - tf.data input pipelines

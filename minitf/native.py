@@ -10,8 +10,11 @@ they agree. Measured here: 137 us against 506 us for one 670k-parameter Adam upd
 
 The library is built once per machine and cached (``$MINITF_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/minitf/native`` or ``~/.cache/minitf/native``, a directory only this user may
-write), keyed by the source, the flags, the compiler and the CPU. Without a compiler, or with ``MINITF_NATIVE=0``, ``kernels()`` is None
-and the optimizers keep their ufunc path; results are the same bits either way.
+write), keyed by the source, the flags, the compiler and the CPU's instruction sets (the
+processors' feature flags and what ``-march=native`` expands to), so nodes of a cluster that
+share one home directory never load a binary built for another CPU. Without a compiler, or
+with ``MINITF_NATIVE=0``, ``kernels()`` is None and the optimizers keep their ufunc path;
+results are the same bits either way.
 """
 import ctypes
 import hashlib
@@ -64,14 +67,42 @@ def _cache_dir():
     return os.path.join(base, "minitf", "native")
 
 
-def _cpu_signature():
+def _cpu_signature(cpuinfo_path="/proc/cpuinfo"):
+    """The instruction sets of this machine's CPUs: the union of every processor's feature
+    flags (``flags`` on x86, ``Features`` on ARM) and the model names. Nodes that share one home
+    directory but differ here get different cache entries."""
+    flags, models = set(), set()
     try:
-        with open("/proc/cpuinfo") as f:
-            lines = [ln for ln in f.read().splitlines()
-                     if ln.startswith(("model name", "flags"))][:2]
+        with open(cpuinfo_path) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip().lower()
+                if key in ("flags", "features"):
+                    flags.update(value.split())
+                elif key in ("model name", "cpu part", "cpu implementer"):
+                    models.add(value.strip())
     except OSError:
-        lines = []
-    return "\n".join(lines) or platform.processor()
+        pass
+    if not flags and not models:
+        return platform.processor()
+    return " ".join(sorted(models)) + "\n" + " ".join(sorted(flags))
+
+
+def _native_target(compiler):
+    """What ``-march=native`` means to ``compiler`` on this CPU: its predefined macros
+    (``__AVX2__``, ``__ARM_FEATURE_SVE``, ...), the instruction sets the binary will use."""
+    try:
+        return subprocess.run([compiler, "-march=native", "-E", "-dM", "-x", "c", os.devnull],
+                              capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _cache_key(compiler, version):
+    """The cache entry's name: source, flags, compiler, machine type and instruction sets."""
+    parts = [_SOURCE, " ".join(_FLAGS), version, platform.machine(), _cpu_signature(),
+             _native_target(compiler)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
 def _private_dir(directory):
@@ -117,8 +148,7 @@ def _load():
     try:
         version = subprocess.run([compiler, "--version"], capture_output=True, text=True,
                                  timeout=30).stdout
-        key = hashlib.sha256("\0".join([_SOURCE, " ".join(_FLAGS), version, platform.machine(),
-                                        _cpu_signature()]).encode()).hexdigest()[:16]
+        key = _cache_key(compiler, version)
         directory = _cache_dir()
         _private_dir(directory)
         path = os.path.join(directory, f"kernels-{key}.so")

@@ -114,3 +114,42 @@ def test_a_cache_others_can_write_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("MINITF_CACHE_DIR", str(shared))
     assert native._load() is None
     assert not list(shared.iterdir())
+
+
+CPUINFO = """processor\t: 0
+model name\t: Example CPU
+flags\t\t: fpu sse2 avx avx2
+processor\t: 1
+model name\t: Example CPU
+flags\t\t: fpu sse2 avx avx2 {extra}
+"""
+
+
+def test_cache_key_follows_the_instruction_set(tmp_path, monkeypatch):
+    """Nodes sharing a home directory: a CPU with other feature flags (or another
+    -march=native expansion) gets another cache entry; the same CPU the same one."""
+    def key_for(extra, target):
+        path = tmp_path / f"cpuinfo-{extra or 'base'}"
+        path.write_text(CPUINFO.format(extra=extra))
+        monkeypatch.setattr(native, "_cpu_signature",
+                            lambda: native.__dict__["_real_cpu_signature"](str(path)))
+        monkeypatch.setattr(native, "_native_target", lambda compiler: target)
+        return native._cache_key("cc", "cc 1.0")
+
+    monkeypatch.setitem(native.__dict__, "_real_cpu_signature", native._cpu_signature)
+    base = key_for("", "#define __AVX2__ 1")
+    assert key_for("", "#define __AVX2__ 1") == base
+    assert key_for("avx512f", "#define __AVX2__ 1") != base          # a flag more
+    assert key_for("", "#define __AVX2__ 1\n#define __AVX512F__ 1") != base
+    sig = native.__dict__["_real_cpu_signature"](str(tmp_path / "cpuinfo-avx512f"))
+    assert sig == "Example CPU\navx avx2 avx512f fpu sse2"          # union over processors
+    assert native.__dict__["_real_cpu_signature"](str(tmp_path / "missing")) is not None
+
+
+def test_native_target_is_the_compilers_expansion():
+    import shutil
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    macros = native._native_target("cc")
+    assert "#define" in macros
+    assert native._native_target(os.devnull + "/no-such-compiler") == ""

@@ -76,6 +76,9 @@ def evaluate(eval_step, iterator):
         total += float(loss)
         correct += float(right)
         count += len(yb)
+    reduce_sums = getattr(iterator, "reduce_sums", None)
+    if reduce_sums is not None:  # one rank's shard of a data-parallel evaluation
+        total, correct, count = reduce_sums(total, correct, count)
     return {"loss": total / count, "accuracy": correct / count}
 
 
@@ -136,6 +139,9 @@ class Runner:
         self.stop_reason = None
         self.epoch_seconds, self.epoch_samples = 0.0, 0
         self.history = []
+        # Data-parallel runs: ``(loss, y, logits) -> the same for the global batch``, for the
+        # training metrics (see minitf.distributed.data_parallel).
+        self.metric_inputs = None
         wrap = tf.function if use_function and hasattr(tf, "function") else (lambda f: f)
         self._train_step = wrap(self.train_step)
         self._eval_step = make_eval_step(model, loss_fn, use_function)
@@ -160,6 +166,8 @@ class Runner:
         if self.mixed_precision:
             grads = opt.get_unscaled_gradients(grads)
         opt.apply_gradients(zip(grads, variables))
+        if self.metric_inputs is not None:
+            loss, y, logits = self.metric_inputs(loss, y, logits)
         self.train_loss.update_state(loss)
         self.train_accuracy.update_state(y, logits)
         return loss

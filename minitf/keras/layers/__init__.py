@@ -23,3 +23,4 @@ from types import SimpleNamespace as _NS  # noqa: E402
 
 # TF 2.3-2.5 paths of the preprocessing layers, still found in tutorials.
 experimental = _NS(preprocessing=_NS(Rescaling=Rescaling, Normalization=Normalization))
+from .normalization import SyncBatchNormalization  # noqa: F401

@@ -40,6 +40,11 @@ class BatchNormalization(Layer):
     ``moving = moving * momentum + batch * (1 - momentum)`` (``Variable.assign``, so a traced
     function replays it). Inference, and always when ``trainable = False`` (Keras' rule for
     fine-tuning): the moving statistics.
+
+    ``synchronized=True`` (Keras 3; ``SyncBatchNormalization``) computes the batch statistics
+    over the global batch of a data-parallel job: the mean and variance are averaged over the
+    ranks (``minitf.distributed.allreduce``, differentiated through), equal per-rank batches
+    assumed. In one process it is plain batch normalization.
     """
     _cast_integers = True
 
@@ -61,6 +66,7 @@ class BatchNormalization(Layer):
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
         self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        self.synchronized = bool(synchronized)
 
     def build(self, input_shape):
         ndim = len(input_shape)
@@ -92,7 +98,12 @@ class BatchNormalization(Layer):
         x = _to_float32(inputs)
         gamma, beta = _like(self.gamma, x), _like(self.beta, x)
         if training and self.trainable:
-            mean, variance = nn_ops.moments(x, self._reduce, keepdims=self._bshape is not None)
+            if self.synchronized:
+                from ...distributed.collectives import global_moments
+                mean, variance = global_moments(x, self._reduce, self._bshape is not None)
+            else:
+                mean, variance = nn_ops.moments(x, self._reduce,
+                                                keepdims=self._bshape is not None)
             self._update_moving(mean, variance)
         else:
             mean = self._b(_like(self.moving_mean, x))
@@ -119,10 +130,19 @@ class BatchNormalization(Layer):
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
                 "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
-                "synchronized": False, **_config.weights(self, "beta", "gamma"),
+                "synchronized": self.synchronized, **_config.weights(self, "beta", "gamma"),
                 "moving_mean_initializer": _config.initializer(self.moving_mean_initializer),
                 "moving_variance_initializer": _config.initializer(
                     self.moving_variance_initializer)}
+
+
+class SyncBatchNormalization(BatchNormalization):
+    """``BatchNormalization(synchronized=True)``: batch statistics of the global batch of a
+    data-parallel job (TF's ``SyncBatchNormalization``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("synchronized", None)
+        super().__init__(*args, synchronized=True, **kwargs)
 
 
 class LayerNormalization(Layer):

@@ -54,13 +54,13 @@ def test_two_ranks_train_like_one_process(one_and_two):
     one, two, _ = one_and_two
     name1, w1 = _weights(one)
     name2, w2 = _weights(two)
-    assert name1 == name2 == "ckpt-00000016.h5"
+    assert name1 == name2 == "ckpt-00000014.h5"  # 230 training samples after the 10% split
     assert sorted(w1) == sorted(w2) and any("kernel" in k for k in w1)
     for key in w1:
         if np.asarray(w1[key]).dtype.kind == "f":
             np.testing.assert_allclose(w2[key], w1[key], rtol=1e-4, atol=1e-6, err_msg=key)
     r1, r2 = _results(one), _results(two)
-    assert r2["step"] == r1["step"] == 16
+    assert r2["step"] == r1["step"] == 14
     assert r2["test_loss"] == pytest.approx(r1["test_loss"], rel=1e-5)
     assert r2["test_accuracy"] == pytest.approx(r1["test_accuracy"], abs=1e-9)
     for key in ("loss", "accuracy", "val_loss", "val_accuracy"):   # global, not one rank's

@@ -44,6 +44,9 @@ _TEMPLATES = {
     "one_hot_like": ((np.array([0, 2]), _f(2, 3)), {}),
     # (..., KH, KW, C) windows and their maxima (..., C)
     "first_max_mask": ((_f(2, 2, 2, 3), _f(2, 2, 2, 3).max(axis=(1, 2))), {}),
+    # collectives of a one-process job (no gradient, so no gradient-check samples)
+    "mpi_allgather": ((_f(2, 3),), {}),
+    "mpi_broadcast": ((_f(2, 3),), {"root_rank": 0}),
 }
 
 

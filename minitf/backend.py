@@ -218,6 +218,12 @@ def get_backend():
     return _name
 
 
+def host_syncs_stall():
+    """Whether reading a value back to the host stalls the device's queue of work (cupy):
+    training then reads the loss only when a log record is due, not every step."""
+    return _name == "cupy"
+
+
 def cupy_available():
     """True when cupy imports and sees at least one GPU."""
     try:

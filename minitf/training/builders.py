@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from minitf import backend as B
 from minitf import keras
 
 from . import callbacks as cb
@@ -196,7 +197,8 @@ def build_callbacks(cfg, run_dir, progress_stream=None):
     checkpoints and curves, as configured."""
     log, ck, es = cfg["logging"], cfg["checkpoint"], cfg["early_stopping"]
     records = cb.step_trigger(log["every_steps"], every_epoch=True)
-    out = [cb.NaNGuard(), cb.LearningRateMonitor(records),
+    guard = cb.NaNGuard(records if B.host_syncs_stall() else None)  # GPU: no per-step sync
+    out = [guard, cb.LearningRateMonitor(records),
            cb.ProgressDisplay(log["progress"], stream=progress_stream)]
     if log["csv"]:
         out.append(cb.CSVLogger(os.path.join(run_dir, "metrics.csv")))

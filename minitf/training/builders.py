@@ -98,6 +98,12 @@ def make_iterators(cfg, data):
     from ..openblas import may_use_blas
 
     d, t = cfg["data"], cfg["train"]
+    if B.host_syncs_stall():   # a GPU: the data set lives on the device
+        from .device_data import DeviceBatches
+        return (DeviceBatches(*data.train, t["batch_size"], shuffle=d["shuffle"], seed=cfg["seed"],
+                              drop_remainder=d["drop_remainder"], normalize=data.normalize),
+                DeviceBatches(*data.eval, t["eval_batch_size"], shuffle=False,
+                              normalize=data.normalize))
     # may_use_blas: the optimizer can then still park OpenBLAS's workers while prefetching.
     train = BatchIterator(*data.train, t["batch_size"], shuffle=d["shuffle"], seed=cfg["seed"],
                           drop_remainder=d["drop_remainder"], normalize=data.normalize,

@@ -100,3 +100,41 @@ def test_the_nan_guard_reads_every_step_unless_host_syncs_stall(monkeypatch, tmp
     guard = build_callbacks(cfg, str(tmp_path))[0]
     assert guard.trigger is not cb.EVERY_STEP
     assert [guard.trigger("step", type("R", (), {"step": s})()) for s in (6, 7)] == [False, True]
+
+
+def test_device_batches_follow_the_host_iterator_exactly(strict_backend):
+    from minitf.training.device_data import DeviceBatches
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 256, (50, 3, 3), dtype=np.uint8)
+    y = rng.integers(0, 10, 50).astype(np.uint8)
+    scale = (lambda b: b.astype(np.float32) * np.float32(1 / 255))
+    host = BatchIterator(x, y, 16, seed=7, normalize=scale)
+    device = DeviceBatches(x, y, 16, seed=7, normalize=scale)
+    assert len(device) == len(host) == 4
+    for _ in range(6):                     # into the second epoch
+        (hx, hy), (dx, dy) = next(host), next(device)
+        assert type(dx) is B.xp.ndarray and type(dy) is B.xp.ndarray
+        np.testing.assert_array_equal(B.to_numpy(dx), hx)
+        np.testing.assert_array_equal(B.to_numpy(dy), hy)
+    assert (device.epoch, device.batch_index) == (host.epoch, host.batch_index) == (1, 2)
+    resumed = DeviceBatches(x, y, 16, seed=7, normalize=scale)
+    resumed.load_state_dict(host.state_dict())
+    rest = [B.to_numpy(b) for b, _ in resumed.epoch_batches()]
+    expected = [b for b, _ in host.epoch_batches()]
+    assert len(rest) == len(expected) == 2
+    for a, b in zip(rest, expected):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_make_iterators_keeps_the_data_on_the_device_when_syncs_stall(strict_backend, monkeypatch):
+    from minitf.training.builders import Data, Normalizer, make_iterators
+    from minitf.training.device_data import DeviceBatches
+    x = np.zeros((20, 2, 2), np.uint8)
+    y = np.zeros(20, np.uint8)
+    data = Data((x, y), (x, y), None, (x, y), Normalizer("scale", x))
+    cfg = load_config(None, ["train.batch_size=4", "data.prefetch=0"])
+    assert not any(isinstance(it, DeviceBatches) for it in make_iterators(cfg, data))
+    monkeypatch.setattr(B, "host_syncs_stall", lambda: True)
+    train, evaluation = make_iterators(cfg, data)
+    assert isinstance(train, DeviceBatches) and isinstance(evaluation, DeviceBatches)
+    assert len(train) == 5 and train.seed == cfg["seed"]

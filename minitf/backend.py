@@ -40,6 +40,18 @@ def set_backend(name):
     _name = name
     if name == "numpy":
         _keep_freed_host_memory()
+    elif name == "cupy":  # pragma: no cover - GPU only
+        _float16_products_accumulate_in_float32(xp)
+
+
+def _float16_products_accumulate_in_float32(cupy):  # pragma: no cover - GPU only
+    """float16 matrix products (mixed_float16) on tensor cores with float32 accumulation:
+    cuBLAS compute type 32F for float16 inputs."""
+    try:
+        from cupy._core import _routines_linalg as linalg
+        linalg.set_compute_type(numpy.float16, linalg.COMPUTE_TYPE_FP32)
+    except (ImportError, AttributeError):   # a cupy without the switch keeps its default
+        pass
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3

@@ -29,6 +29,7 @@ import threading
 
 
 from . import backend as B
+from . import cuda_graphs
 from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops.registry import caller_line
@@ -118,6 +119,7 @@ class Function:
             state.tracer = None
             state.refresh()
         plan = tracer.build(result, positions)
+        plan.replay = cuda_graphs.replayer(plan)   # None unless on a GPU
         self._plans[key] = plan
         return pack_sequence_as(result, [Tensor(leaf._value.copy()) if isinstance(leaf, Variable)
                                          else leaf for leaf in flatten(result)])
@@ -304,6 +306,7 @@ class _Plan:
         self.n_steps = len(self.steps)
         self.resident_bytes = sum(b.nbytes for b in blocks)
         self._in_use = threading.Lock()
+        self.replay = None      # replaces ``_run`` with the planned steps (CUDA graphs)
 
     def run(self, args):
         # The planned buffers serve one run at a time: a concurrent or re-entrant call (another
@@ -311,6 +314,8 @@ class _Plan:
         if not self._in_use.acquire(blocking=False):
             return self._run(args, self.unplanned_steps)
         try:
+            if self.replay is not None:
+                return self.replay(args)
             return self._run(args, self.steps)
         finally:
             self._in_use.release()

@@ -81,25 +81,27 @@ def activation_grad(g, y, activation):
 _CE_SOURCE = r"""
 extern "C" __global__ void minitf_softmax_ce(const T* logits, const L* labels, T* loss,
                                               T* grad, int rows, int classes) {
-    // One block per row: max, sum of exp, then loss and (softmax - onehot) in one sweep.
+    // One block of 256 threads per row: the max, the sum of exponentials, then the loss and
+    // (softmax - onehot) in one sweep. Computed in T (float or double).
     int row = blockIdx.x;
     if (row >= rows) return;
     const T* x = logits + (long long)row * classes;
     T* gr = grad + (long long)row * classes;
-    __shared__ float shared[256];
-    float m = -INFINITY;
-    for (int j = threadIdx.x; j < classes; j += blockDim.x) m = fmaxf(m, (float)x[j]);
+    const T nan = (T)__int_as_float(0x7fffffff);
+    __shared__ T shared[256];
+    T m = (T)__int_as_float(0xff800000);   // -inf
+    for (int j = threadIdx.x; j < classes; j += blockDim.x) m = fmax(m, x[j]);
     shared[threadIdx.x] = m;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s)
-            shared[threadIdx.x] = fmaxf(shared[threadIdx.x], shared[threadIdx.x + s]);
+            shared[threadIdx.x] = fmax(shared[threadIdx.x], shared[threadIdx.x + s]);
         __syncthreads();
     }
     m = shared[0];
     __syncthreads();
-    float total = 0;
-    for (int j = threadIdx.x; j < classes; j += blockDim.x) total += expf((float)x[j] - m);
+    T total = 0;
+    for (int j = threadIdx.x; j < classes; j += blockDim.x) total += exp(x[j] - m);
     shared[threadIdx.x] = total;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -109,16 +111,14 @@ extern "C" __global__ void minitf_softmax_ce(const T* logits, const L* labels, T
     total = shared[0];
     long long label = (long long)labels[row];
     bool valid = label >= 0 && label < classes;   // TF's GPU kernel: NaN for a bad label
-    for (int j = threadIdx.x; j < classes; j += blockDim.x) {
-        float p = expf((float)x[j] - m) / total;
-        gr[j] = (T)(valid ? p - (j == label ? 1.0f : 0.0f) : NAN);
-    }
+    for (int j = threadIdx.x; j < classes; j += blockDim.x)
+        gr[j] = valid ? exp(x[j] - m) / total - (j == label ? (T)1 : (T)0) : nan;
     if (threadIdx.x == 0)
-        loss[row] = (T)(valid ? logf(total) - ((float)x[label] - m) : NAN);
+        loss[row] = valid ? log(total) - (x[label] - m) : nan;
 }
 """
 
-_CE_TYPES = {"float32": "float", "float64": "double", "float16": "__half"}
+_CE_TYPES = {"float32": "float", "float64": "double"}
 
 
 def softmax_cross_entropy(labels, logits):
@@ -131,9 +131,7 @@ def softmax_cross_entropy(labels, logits):
     label_type = {"i": "long long", "u": "unsigned long long"}[labels.dtype.kind]
     labels = labels.astype(numpy.int64 if labels.dtype.kind == "i" else numpy.uint64, copy=False)
     name = f"ce_{logits.dtype.name}_{labels.dtype.name}"
-    source = (("#include <cuda_fp16.h>\n" if logits.dtype == numpy.float16 else "")
-              + f"typedef {_CE_TYPES[logits.dtype.name]} T; typedef {label_type} L;\n"
-              + _CE_SOURCE)
+    source = f"typedef {_CE_TYPES[logits.dtype.name]} T; typedef {label_type} L;\n" + _CE_SOURCE
     kernel = _compiled(name, lambda: cupy.RawKernel(source, "minitf_softmax_ce"))
     logits = cupy.ascontiguousarray(logits)
     rows, classes = logits.shape

@@ -80,7 +80,7 @@ class GraphReplay:
         return self._launch(args)
 
     def _capture(self, args):
-        import cupy
+        cupy = B.xp     # enabled(): the cupy module
         from .function import _BUFFER, _HOST, _PLAIN
         plan = self.plan
         self.stream = cupy.cuda.Stream(non_blocking=True)

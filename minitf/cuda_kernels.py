@@ -45,7 +45,7 @@ def _compiled(name, make):
 
 
 def _elementwise(name, in_params, out_params, body):
-    import cupy
+    cupy = B.xp   # enabled(): the cupy module (backend.py stays the only place importing it)
     return _compiled(name, lambda: cupy.ElementwiseKernel(in_params, out_params, body,
                                                           f"minitf_{name}"))
 
@@ -124,7 +124,7 @@ _CE_TYPES = {"float32": "float", "float64": "double"}
 def softmax_cross_entropy(labels, logits):
     """Per-example ``-log softmax(logits)[label]`` and its gradient ``softmax - onehot`` with
     respect to the logits (2-D logits, 1-D integer labels), from one kernel launch."""
-    import cupy
+    cupy = B.xp
     if logits.dtype.name not in _CE_TYPES or logits.ndim != 2 or labels.ndim != 1:
         raise ValueError(f"softmax_cross_entropy: expected 2-D float logits and 1-D labels, got "
                          f"{logits.shape} {logits.dtype} and {labels.shape} {labels.dtype}")

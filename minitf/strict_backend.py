@@ -189,7 +189,6 @@ class StrictArray:
     strides = property(lambda self: self._a.strides)
     flags = property(lambda self: self._a.flags)
     T = property(lambda self: _new(self._a.T))
-    mT = property(lambda self: _new(self._a.mT))
 
     @property
     def real(self):
@@ -301,7 +300,7 @@ logical_xor logspace matmul max maximum mean median meshgrid min minimum mod mod
 multiply nan_to_num nanargmax nanargmin nancumprod nancumsum nanmax nanmean nanmin nanprod nanstd
 nansum nanvar negative nextafter nonzero not_equal ones ones_like outer pad partition percentile
 place positive power prod ptp put quantile rad2deg radians ravel ravel_multi_index real
-reciprocal remainder repeat reshape resize right_shift rint roll rollaxis rot90 round searchsorted
+reciprocal remainder repeat reshape right_shift rint roll rollaxis rot90 round searchsorted
 select sign signbit sin sinc sinh sort split sqrt square squeeze stack std subtract sum swapaxes
 take take_along_axis tan tanh tensordot tile trace transpose trapz tri tril triu true_divide
 trunc unique unravel_index var vdot vsplit vstack where zeros zeros_like

@@ -9,8 +9,9 @@ captured; they run between the graphs, on the same stream.
 
 How a replay works: the first call of a plan runs normally (kernels compile, the memory pool
 warms up). The second captures: arguments are copied into fixed input buffers, every op step is
-recorded, and every array made during capture is kept alive, because the graphs refer to its
-memory. Each later call copies the arguments in, launches the graphs and host steps in order,
+recorded, and every array made during capture comes from a memory pool of the replay's own,
+kept as long as the graphs (they refer to that memory: a temporary freed during capture must
+never be handed to an array outside the graphs). Each later call copies the arguments in, launches the graphs and host steps in order,
 and copies the outputs out. Plans that draw random numbers are not captured (a captured draw
 would repeat the same numbers); anything failing during capture (an op that reads a value back
 to the host) makes the plan fall back to ordinary replay for good.
@@ -92,7 +93,8 @@ class GraphReplay:
             self.inputs.append(buf)
         segments = []
         capturing = False
-        with self.stream:
+        self.pool = cupy.cuda.MemoryPool()
+        with self.stream, cupy.cuda.using_allocator(self.pool.malloc):
             try:
                 for mode, fn, ins, attrs, out, target, _ in plan.steps:
                     if mode == _HOST:

@@ -127,6 +127,10 @@ class GraphReplay:
         from .function import pack_sequence_as
         from .tensor import Tensor
         plan, v = self.plan, self.values
+        # The replay's stream does not wait for the caller's by itself (it is non-blocking):
+        # order it after the work that made the arguments, and the caller's after the replay.
+        caller = B.xp.cuda.get_current_stream()
+        self.stream.wait_event(caller.record())
         with self.stream:
             for buf, arg in zip(self.inputs, args):
                 B.xp.copyto(buf, _value(arg))
@@ -138,6 +142,7 @@ class GraphReplay:
                     fn(*[v[i] for i in ins])
             leaves = [ref if kind == "py" else Tensor(v[ref].copy())
                       for kind, ref in plan.out_refs]
+        caller.wait_event(self.stream.record())
         return pack_sequence_as(plan.structure, leaves)
 
 

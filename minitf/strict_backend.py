@@ -106,8 +106,9 @@ class StrictArray:
     """A device-like array: a numpy array that refuses implicit conversion (see module doc)."""
     __slots__ = ("_a", "__weakref__")
 
-    def __init__(self, array):
-        self._a = numpy.asarray(_unwrap_host_ok(array))
+    def __init__(self, shape, dtype=float, order="C"):
+        # As cupy.ndarray(shape, dtype): an uninitialised array (data comes in via xp.asarray).
+        self._a = numpy.empty(shape, dtype=dtype, order=order)
 
     # --- what cupy refuses -------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):

@@ -139,3 +139,8 @@ def test_the_generator_draws_the_numpy_backend_numbers():
 def test_an_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="strict"):
         B.set_backend("torch")
+
+
+def test_the_array_type_is_constructed_as_cupy_ndarray_is():
+    a = xp.ndarray((2, 3), dtype=np.float32)
+    assert type(a) is S.StrictArray and a.shape == (2, 3) and a.dtype == np.float32

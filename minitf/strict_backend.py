@@ -309,7 +309,6 @@ may_share_memory shares_memory result_type can_cast promote_types min_scalar_typ
 isscalar ndim shape size
 """.split()
 _HOST_INPUT = {"array", "asarray", "asanyarray", "ascontiguousarray"}  # explicit host -> device
-_NUMPY_UFUNC_NAMES = {n for n in _FUNCTIONS if isinstance(getattr(numpy, n, None), numpy.ufunc)}
 _NAMES = set(_FUNCTIONS) | _HOST_INPUT
 _CONSTANTS = """
 bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64

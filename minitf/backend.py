@@ -2,7 +2,8 @@
 
 Everything in minitf that touches arrays does so through ``backend.xp`` (numpy or cupy), so the
 same code runs on CPU and GPU. The backend is chosen once, from ``MINITF_BACKEND`` or
-``set_backend``, before any tensor is created.
+``set_backend``, before any tensor is created. ``strict`` is numpy with cupy's rules (see
+``minitf.strict_backend``): it makes host/device mistakes fail on a CPU.
 """
 import math
 import os
@@ -10,7 +11,7 @@ import sys
 
 import numpy
 
-_NAMES = ("numpy", "cupy")
+_NAMES = ("numpy", "cupy", "strict")
 xp = numpy
 _name = "numpy"
 
@@ -25,16 +26,32 @@ def _load(name):
             raise ImportError(
                 "minitf backend 'cupy' needs the cupy package (pip install 'minitf[gpu]')") from exc
         return cupy
+    if name == "strict":
+        from . import strict_backend
+        return strict_backend.xp
     raise ValueError(f"unknown minitf backend {name!r}; expected one of {_NAMES}")
 
 
 def set_backend(name):
-    """Select the array backend: ``"numpy"`` (CPU, default) or ``"cupy"`` (NVIDIA GPU)."""
+    """Select the array backend: ``"numpy"`` (CPU, default), ``"cupy"`` (NVIDIA GPU) or
+    ``"strict"`` (CPU, refusing implicit host conversions as cupy does)."""
     global xp, _name
     xp = _load(name)
     _name = name
     if name == "numpy":
         _keep_freed_host_memory()
+    elif name == "cupy":  # pragma: no cover - GPU only
+        _float16_products_accumulate_in_float32(xp)
+
+
+def _float16_products_accumulate_in_float32(cupy):  # pragma: no cover - GPU only
+    """float16 matrix products (mixed_float16) on tensor cores with float32 accumulation:
+    cuBLAS compute type 32F for float16 inputs."""
+    try:
+        from cupy._core import _routines_linalg as linalg
+        linalg.set_compute_type(numpy.float16, linalg.COMPUTE_TYPE_FP32)
+    except (ImportError, AttributeError):   # a cupy without the switch keeps its default
+        pass
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
@@ -209,8 +226,14 @@ def _rounds_like_ufuncs(kernel, dtype):
 
 
 def get_backend():
-    """The name of the active backend, ``"numpy"`` or ``"cupy"``."""
+    """The name of the active backend, ``"numpy"``, ``"cupy"`` or ``"strict"``."""
     return _name
+
+
+def host_syncs_stall():
+    """Whether reading a value back to the host stalls the device's queue of work (cupy):
+    training then reads the loss only when a log record is due, not every step."""
+    return _name == "cupy"
 
 
 def cupy_available():
@@ -222,11 +245,24 @@ def cupy_available():
         return False
 
 
+_host_reads = [0]                # to_numpy / scalar calls on a device backend
+
+
 def to_numpy(array):
     """Copy an array of the active backend to a host numpy array (no copy on numpy)."""
     if xp is numpy:
         return numpy.asarray(array)
+    _host_reads[0] += 1
     return xp.asnumpy(array)
+
+
+def sync_count():
+    """Host syncs so far: on strict every device-to-host read (``float(a)``, ``.item()``,
+    ``to_numpy``...); on cupy the explicit ``to_numpy``/``scalar`` reads; 0 on numpy."""
+    if _name == "strict":
+        from . import strict_backend
+        return strict_backend.sync_count()
+    return _host_reads[0]
 
 
 def from_numpy(array, dtype=None):
@@ -238,6 +274,9 @@ def scatter_add(target, key, values):
     """``target[key] += values`` in place, adding repeated indices up (unbuffered)."""
     if xp is numpy:
         numpy.add.at(target, key, values)
+    elif _name == "strict":
+        from . import strict_backend
+        strict_backend.scatter_add(target, key, values)
     else:  # pragma: no cover - GPU only
         import cupyx
         cupyx.scatter_add(target, key, values)

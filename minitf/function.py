@@ -38,6 +38,7 @@ import threading
 import warnings
 
 from . import backend as B
+from . import cuda_graphs
 from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops.registry import caller_line
@@ -220,6 +221,7 @@ class Function:
             self._warn_eager(f"{tracer.value_dependence}, after the function changed state")
         else:
             plan.guard_reason = tracer.value_dependence
+            plan.replay = cuda_graphs.replayer(plan)   # None unless on a GPU
             self._plans[key] = plan
             if key in self._paths:
                 self._paths[key].append(plan)
@@ -649,6 +651,7 @@ class _Plan:
         self.n_steps = len(self.steps)
         self.resident_bytes = sum(b.nbytes for b in blocks)
         self._in_use = threading.Lock()
+        self.replay = None      # replaces ``_run`` with the planned steps (CUDA graphs)
 
     def run(self, args):
         # The planned buffers serve one run at a time: a concurrent or re-entrant call (another
@@ -656,6 +659,8 @@ class _Plan:
         if not self._in_use.acquire(blocking=False):
             return self._run(args, self.unplanned_steps)
         try:
+            if self.replay is not None:
+                return self.replay(args)
             return self._run(args, self.steps)
         finally:
             self._in_use.release()

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from minitf import backend as B
 from minitf import keras
 
 from . import callbacks as cb
@@ -99,6 +100,12 @@ def make_iterators(cfg, data):
     from ..openblas import may_use_blas
 
     d, t = cfg["data"], cfg["train"]
+    if B.host_syncs_stall():   # a GPU: the data set lives on the device
+        from .device_data import DeviceBatches
+        return (DeviceBatches(*data.train, t["batch_size"], shuffle=d["shuffle"], seed=cfg["seed"],
+                              drop_remainder=d["drop_remainder"], normalize=data.normalize),
+                DeviceBatches(*data.eval, t["eval_batch_size"], shuffle=False,
+                              normalize=data.normalize))
     # may_use_blas: the optimizer can then still park OpenBLAS's workers while prefetching.
     train = BatchIterator(*data.train, t["batch_size"], shuffle=d["shuffle"], seed=cfg["seed"],
                           drop_remainder=d["drop_remainder"], normalize=data.normalize,
@@ -198,7 +205,8 @@ def build_callbacks(cfg, run_dir, progress_stream=None):
     checkpoints, curves and TensorBoard scalars, as configured."""
     log, ck, es = cfg["logging"], cfg["checkpoint"], cfg["early_stopping"]
     records = cb.step_trigger(log["every_steps"], every_epoch=True)
-    out = [cb.NaNGuard(), cb.LearningRateMonitor(records),
+    guard = cb.NaNGuard(records if B.host_syncs_stall() else None)  # GPU: no per-step sync
+    out = [guard, cb.LearningRateMonitor(records),
            cb.ProgressDisplay(log["progress"], stream=progress_stream)]
     if log["csv"]:
         out.append(cb.CSVLogger(os.path.join(run_dir, "metrics.csv")))

@@ -31,6 +31,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import MutableMapping
 
 from ..keras import callbacks as keras_callbacks
 from . import plotting
@@ -39,7 +40,7 @@ from .triggers import EVERY_EPOCH, EVERY_STEP, AnyTrigger, IntervalTrigger, get_
 
 __all__ = ["Callback", "NonFiniteLossError", "NaNGuard", "LearningRateMonitor",
            "ProgressDisplay", "CSVLogger", "JSONLinesLogger", "ModelCheckpoint",
-           "EarlyStopping", "PlotCurves", "CSV_COLUMNS", "resolve_mode", "format_logs"]
+           "EarlyStopping", "PlotCurves", "CSV_COLUMNS", "resolve_mode", "format_logs", "StepLogs"]
 
 #: Columns of metrics.csv, in order.
 CSV_COLUMNS = ("epoch", "step", "loss", "accuracy", "val_loss", "val_accuracy", "lr",
@@ -113,16 +114,57 @@ def format_logs(logs, keys=("loss", "accuracy", "val_loss", "val_accuracy")):
     return "  ".join(parts)
 
 
+class StepLogs(MutableMapping):
+    """A step's logs, read from the device only when a callback asks for them.
+
+    ``batch_loss``, ``loss`` and ``accuracy`` are device scalars until first read (each read is
+    a host sync on a GPU, so a step no callback looks at costs none); other keys are plain."""
+
+    def __init__(self, step, epoch, batch_loss, loss_metric, accuracy_metric):
+        self._plain = {"step": step, "epoch": epoch}
+        self._lazy = {"batch_loss": lambda: batch_loss, "loss": loss_metric.result,
+                      "accuracy": accuracy_metric.result}
+
+    def __getitem__(self, key):
+        if key in self._lazy:
+            self._plain[key] = float(self._lazy.pop(key)())
+        return self._plain[key]
+
+    def __setitem__(self, key, value):
+        self._lazy.pop(key, None)
+        self._plain[key] = value
+
+    def __delitem__(self, key):
+        self._lazy.pop(key, None)
+        self._plain.pop(key, None)
+
+    def __iter__(self):
+        return iter(list(self._plain) + [k for k in self._lazy if k not in self._plain])
+
+    def __len__(self):
+        return len(self._plain) + len(self._lazy)
+
+
 class NaNGuard(Callback):
-    """Stops the run at the first non-finite training loss (before anything is saved)."""
+    """Stops the run at the first non-finite training loss (before anything is saved).
+
+    By default it reads every step's loss. Given a sparser ``trigger`` (on a GPU, so that steps
+    do not wait for the host), it also checks the epoch's running mean loss, which is
+    non-finite once any batch loss since the epoch began was: the run stops at that check."""
 
     priority = 1000
     trigger = EVERY_STEP
 
+    def __init__(self, trigger=None):
+        if trigger is not None:
+            self.trigger = trigger
+
     def __call__(self, runner, event, logs):
-        value = logs["batch_loss"]
-        if not math.isfinite(value):
-            raise NonFiniteLossError(runner.step, logs["epoch"], value)
+        keys = ("batch_loss",) if self.trigger is EVERY_STEP else ("batch_loss", "loss")
+        for key in keys:
+            value = logs.get(key)
+            if value is not None and not math.isfinite(value):
+                raise NonFiniteLossError(runner.step, logs["epoch"], value)
 
 
 class LearningRateMonitor(Callback):

@@ -66,7 +66,7 @@ def _unescape(name):
 def _host_array(value):
     if isinstance(value, np.ndarray):
         return value
-    if hasattr(value, "get") and hasattr(value, "__cuda_array_interface__"):  # cupy
+    if hasattr(value, "get") and hasattr(value, "shape"):  # a device array (cupy, strict)
         return value.get()
     return np.asarray(value.numpy())  # minitf Tensor / Variable
 

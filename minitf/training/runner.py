@@ -29,7 +29,7 @@ import minitf as tf
 from minitf import keras
 from minitf.ops import random_ops
 
-from .callbacks import NonFiniteLossError
+from .callbacks import NonFiniteLossError, StepLogs
 from .checkpoint import CheckpointError, save_checkpoint
 
 __all__ = ["Runner", "current_learning_rate", "make_eval_step", "evaluate"]
@@ -270,13 +270,10 @@ class Runner:
                                          detail=str(exc)) from None
             self.step += 1
             self.epoch_end_pending = it.batch_index == 0
-            batch_loss = float(loss)
             self.epoch_samples += len(yb)
             self.epoch_seconds += time.perf_counter() - start
-            self._event("step", {"step": self.step, "epoch": epoch_number,
-                                 "batch_loss": batch_loss,
-                                 "loss": float(self.train_loss.result()),
-                                 "accuracy": float(self.train_accuracy.result())})
+            self._event("step", StepLogs(self.step, epoch_number, loss, self.train_loss,
+                                         self.train_accuracy))
             if self._reached_max_steps() and not self.epoch_end_pending:
                 return False
             start = time.perf_counter()

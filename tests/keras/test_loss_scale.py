@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import minitf as tf
+from minitf import backend as B
 from fake_tracer import tracing
 from minitf.keras import optimizers
 from minitf.keras.optimizers import LossScaleOptimizer
@@ -187,10 +188,10 @@ def test_one_host_call_and_replay():
         opt.apply_gradients([(_g(F), v)])
     assert len(tracer.hosts) == 1 and tracer.ops == [] and tracer.assigns == []
     fn, _ = tracer.hosts[0]
-    fn(np.array([1.0, np.inf], np.float32))
+    fn(B.from_numpy(np.array([1.0, np.inf], np.float32)))
     assert float(opt.loss_scale) == 4.0 and int(opt.iterations) == 1
-    fn(np.array([1.0, 1.0], np.float32))
-    fn(np.array([1.0, 1.0], np.float32))
+    fn(B.from_numpy(np.array([1.0, 1.0], np.float32)))
+    fn(B.from_numpy(np.array([1.0, 1.0], np.float32)))
     assert float(opt.loss_scale) == 8.0 and int(opt.iterations) == 3
 
 

@@ -1,13 +1,15 @@
 """Core layers: Dense, Dropout, Flatten, Reshape, Activation."""
 import math
 
-from ...ops import array_ops, linalg_ops, nn_ops
+from ...ops import array_ops, fused_ops, linalg_ops, nn_ops
 from ...ops.registry import apply2, lookup
 from .. import activations, initializers, regularizers
 from . import _config
 from .base import Layer
 
 _MATMUL = lookup("matmul")
+_FUSED_ACTIVATIONS = {activations.linear: "linear", activations.relu: "relu",
+                      activations.sigmoid: "sigmoid", activations.tanh: "tanh"}
 
 
 class Dense(Layer):
@@ -68,6 +70,9 @@ class Dense(Layer):
         else:
             y = linalg_ops.matmul(inputs, kernel)  # validates and explains shape/dtype errors
         if self.bias is not None:
+            fused = _FUSED_ACTIVATIONS.get(self.activation)
+            if fused is not None and fused_ops.use_fused_layers():   # the GPU: one kernel
+                return fused_ops.bias_activation(y, self.bias, fused)
             y = y + self.bias
         return y if self._linear else self.activation(y)
 

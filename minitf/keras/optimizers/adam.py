@@ -2,7 +2,7 @@
 import math
 
 from ... import backend as B
-from ... import native
+from ... import cuda_kernels, native
 from .base import Optimizer, accepts_param_groups
 
 
@@ -53,6 +53,9 @@ class Adam(Optimizer):
         if self.amsgrad:
             return False
         b1, c1, b2, c2, alpha, eps = sc
+        if cuda_kernels.enabled():   # the GPU: one fused kernel per variable
+            return cuda_kernels.adam(w, g, slots["m"], slots["v"], b1, c1, b2, c2, eps, -alpha,
+                                     decay)
         return native.adam(w, g, slots["m"], slots["v"], b1, c1, b2, c2, eps, -alpha, decay)
 
     def _kernel(self, sc, g, slots, t):

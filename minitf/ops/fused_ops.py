@@ -1,0 +1,104 @@
+"""Ops that fuse a chain of element-wise ops, for the GPU (see ``minitf.cuda_kernels``).
+
+``bias_activation(x, b, activation)`` is ``activation(x + b)`` as one op: on cupy one kernel
+forward and one backward. Dense layers use it on the GPU only (``use_fused_layers``), so CPU
+programs are unchanged; on numpy and strict it computes with the plain ops' formulas (and is
+gradient-checked there). Sparse softmax cross-entropy takes its fused GPU kernel from
+``nn_ops`` through ``sparse_ce_forward`` / ``sparse_ce_grad`` here.
+"""
+import numpy
+
+from .. import backend as B
+from .. import cuda_kernels
+from .registry import RAW, apply, defop
+
+__all__ = ["bias_activation", "use_fused_layers"]
+
+
+def use_fused_layers():
+    """Whether layers build their output with fused ops (the GPU's fused kernels are on)."""
+    return cuda_kernels.enabled()
+
+
+def _fused(x):
+    return cuda_kernels.enabled() and x.dtype.name in cuda_kernels.FLOAT_TYPES
+
+
+def _bias_activation_forward(x, b, activation="linear"):
+    if _fused(x):
+        return cuda_kernels.bias_activation(x, b, activation)
+    xp = B.xp
+    z = x + b
+    if activation == "relu":
+        return B.relu(z, out=z)
+    if activation == "sigmoid":
+        return (1.0 / (1.0 + xp.exp(-z))).astype(z.dtype, copy=False)
+    if activation == "tanh":
+        return xp.tanh(z, out=z)
+    return z
+
+
+def _bias_activation_vjp(F, g, x, y, activation="linear"):
+    if F is RAW and _fused(g):
+        gz = cuda_kernels.activation_grad(g, y, activation)
+    elif activation == "relu":
+        gz = F.relu_grad(g, y)
+    elif activation == "sigmoid":
+        gz = g * y * (1.0 - y)
+    elif activation == "tanh":
+        gz = g * (1.0 - y * y)
+    else:
+        gz = g
+    return gz, gz          # the tape sums b's gradient over the broadcast axes
+
+
+def _samples():
+    rng = numpy.random.default_rng(5)
+
+    def pair():
+        x = rng.standard_normal((3, 4))
+        x[numpy.abs(x) < 0.1] += 0.3          # keep relu away from its kink
+        return x, rng.standard_normal(4) * 0.05
+
+    return [(pair(), {"activation": a}) for a in cuda_kernels.ACTIVATIONS]
+
+
+_bias_activation = defop("bias_activation", _bias_activation_forward, arity=2,
+                         vjp=_bias_activation_vjp, jvp="elementwise", save=("out",), smooth=False,
+                         samples=_samples)
+
+
+def bias_activation(x, bias, activation="linear"):
+    """``activation(x + bias)`` (bias along the last axis) for ``activation`` in
+    ``cuda_kernels.ACTIVATIONS``, as one op."""
+    from .convert import convert_to_tensor
+    if activation not in cuda_kernels.ACTIVATIONS:
+        raise ValueError(f"bias_activation: activation must be one of "
+                         f"{cuda_kernels.ACTIVATIONS}, got {activation!r}")
+    return apply(_bias_activation.op, (convert_to_tensor(x), convert_to_tensor(bias)),
+                 {"activation": activation})
+
+
+# --- sparse softmax cross-entropy: the forward kernel also computes the gradient -----------------
+_ce_grad = {"logits": None, "grad": None}   # the last fused forward's logits and gradient
+
+
+def sparse_ce_fused(labels, logits):
+    return _fused(logits) and logits.ndim == 2 and labels.ndim == 1
+
+
+def sparse_ce_forward(labels, logits):
+    """Per-example losses from the fused kernel, keeping its gradient for ``sparse_ce_grad``."""
+    loss, grad = cuda_kernels.softmax_cross_entropy(labels, logits)
+    _ce_grad["logits"], _ce_grad["grad"] = logits, grad
+    return loss
+
+
+def sparse_ce_grad(logits):
+    """The gradient ``softmax - onehot`` the fused forward computed for these very logits, or
+    None (another call came in between, or the forward was not fused)."""
+    if _ce_grad["logits"] is logits:
+        grad = _ce_grad["grad"]
+        _ce_grad["logits"] = _ce_grad["grad"] = None
+        return grad
+    return None

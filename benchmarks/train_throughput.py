@@ -255,17 +255,36 @@ def step_peak_mib(step, batches, steps=3):
     return (_status_kib("VmHWM") - base) / 1024
 
 
+def heap_peak_mib(step, batches, steps=3):
+    """Peak bytes numpy and Python allocate during a step (tracemalloc; PyTorch's allocator is
+    not traced), plus, for a function, the planned buffers it keeps between calls: they were
+    allocated before the window but serve every step."""
+    import gc
+    import tracemalloc
+    step(*batches[0])
+    gc.collect()
+    tracemalloc.start()
+    for i in range(steps):
+        step(*batches[i % len(batches)])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return (peak + (step.resident_bytes() if hasattr(step, "resident_bytes") else 0)) / 2 ** 20
+
+
 MEMORY_ROWS = ("PyTorch eager", "minitf eager", "minitf function")
 
 
 def run_memory(workloads):
-    print("\nPeak memory a training step adds to its process (MiB, resident; each row in its "
-          "own process)")
+    print("\nPeak memory of a training step, MiB (each row in its own process). resident: what "
+          "the step adds to the process's resident size at its peak; heap: tracemalloc's peak "
+          "inside the step plus a function's planned buffers (numpy only)")
     for workload in workloads:
-        peaks = {row: _child(["--workload", workload, "--row", row, "--measure", "memory"])
-                 for row in MEMORY_ROWS}
-        cells = "  ".join(f"{row} {peak:7.1f}" for row, peak in peaks.items() if peak is not None)
-        print(f"  {workload:<12} {cells}")
+        for measure in ("memory", "heap"):
+            peaks = {row: _child(["--workload", workload, "--row", row, "--measure", measure])
+                     for row in MEMORY_ROWS if measure == "memory" or row.startswith("minitf")}
+            cells = "  ".join(f"{row} {peak:7.1f}" for row, peak in peaks.items()
+                              if peak is not None)
+            print(f"  {workload:<12} {'resident' if measure == 'memory' else 'heap':<9} {cells}")
 
 
 def main():
@@ -277,7 +296,7 @@ def main():
     parser.add_argument("--per-process", action="store_true", help="each row in its own process")
     parser.add_argument("--memory", action="store_true", help="peak memory rows only")
     parser.add_argument("--row", choices=ROWS, help="time one row and print 'RESULT <value>'")
-    parser.add_argument("--measure", choices=("speed", "memory"), default="speed")
+    parser.add_argument("--measure", choices=("speed", "memory", "heap"), default="speed")
     parser.add_argument("--threads", type=int, default=None,
                         help="BLAS and PyTorch threads (default: every CPU); on a shared, "
                              "loaded host 1 gives steadier ratios")
@@ -292,6 +311,8 @@ def main():
             print("RESULT none")
         elif args.measure == "memory":
             print(f"RESULT {step_peak_mib(*built):.2f}")
+        elif args.measure == "heap":
+            print(f"RESULT {heap_peak_mib(*built):.2f}")
         else:
             print(f"RESULT {interleaved({args.row: built}, seconds)[args.row]:.1f}")
         return

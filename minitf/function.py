@@ -305,6 +305,7 @@ class _Plan:
         self.n_steps = len(self.steps)
         self.resident_bytes = sum(b.nbytes for b in blocks)
         self._in_use = threading.Lock()
+        self._replayed = False
         self._straight_line = replay.compile_steps(self.steps, self.table, self.buffers,
                                                    self.input_slots, out_refs)
 
@@ -314,6 +315,9 @@ class _Plan:
         if not self._in_use.acquire(blocking=False):
             return self._run(args, self.unplanned_steps)
         try:
+            if not self._replayed:
+                self._replayed = True
+                replay.release_trace_memory()
             return self._pack(self._straight_line(args))
         finally:
             self._in_use.release()

@@ -21,7 +21,7 @@ def release_trace_memory():
     ``backend._keep_freed_host_memory`` keeps freed blocks on the heap so that steps of the same
     size reuse them. A trace runs the step eagerly while keeping every intermediate alive, so
     its peak is far above a replay's, and without a trim the process would hold that peak for
-    good (measured on the shipped CNN: 364 MiB resident for the traced step against 199 MiB
+    good (measured on the shipped CNN: 364 MiB resident for the traced step against 178 MiB
     with the trim). Replays then fault in only what they use.
     """
     if not B._allocator_tuned:

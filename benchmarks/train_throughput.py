@@ -1,28 +1,52 @@
-"""Training throughput: hand-written numpy vs minitf eager vs minitf.function, in one process.
+"""Training throughput: GEMM floor, hand-written numpy, PyTorch and minitf, side by side.
 
-    python benchmarks/train_throughput.py [--quick]
+    python benchmarks/train_throughput.py                 # all rows in one process, interleaved
+    python benchmarks/train_throughput.py --per-process   # each row in its own process (median of 3)
+    python benchmarks/train_throughput.py --memory        # peak memory of a step, per process
+    python benchmarks/train_throughput.py --workload cnn --row "minitf function"   # one row
 
-Prints samples/s and the ratio to the numpy reference for the MLP 784-512-512-10 (batch 128,
-Adam) and the overhead-bound MLP 784-32-10 (batch 32); samples/s of the CNN
-(Conv32-pool-Conv64-pool-Dense10, batch 128, NHWC) under `function`; and the peak memory of an
-eager and a traced training step. TensorFlow / PyTorch rows appear only when they are installed.
-Data preparation is excluded: each timed window reuses prepared batches.
+Workloads (Adam, softmax cross-entropy): ``big`` MLP 784-512-512-10 batch 128, ``tiny`` MLP
+784-32-10 batch 32, ``cnn`` Conv32-pool-Conv64-pool-Dense10 (3x3 valid, NHWC) batch 128 and
+``cnn-shipped``, models/cnn.py as configs/fashion_mnist_cnn.yaml builds it, batch 128.
+
+Rows: the ``GEMM floor`` (the step's matrix products alone, with the convolutions' patches made
+in advance), the ``hand-written numpy`` step, ``PyTorch eager`` (torch.optim.Adam's default),
+``PyTorch fused Adam`` (fused=True, foreach where unsupported), ``minitf eager`` and ``minitf
+function``. Samples/s are followed by ratios to numpy, to the floor and to PyTorch fused. The
+PyTorch rows need the optional ``bench`` extra (``pip install minitf[bench]``). Data preparation
+is excluded: each timed window reuses prepared batches.
 """
 import argparse
-import gc
 import os
+import re
+import statistics
+import subprocess
 import sys
 import time
-import tracemalloc
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 
 import minitf as tf  # noqa: E402
+import _torch_peers as peers  # noqa: E402
+from _numpy_cnn import NumpyCNN  # noqa: E402
 from _numpy_mlp import NumpyMLP  # noqa: E402
 
+ROWS = ("GEMM floor", "hand-written numpy", "PyTorch eager", "PyTorch fused Adam",
+        "minitf eager", "minitf function")
+WORKLOADS = {  # name: (title, input shape, batch)
+    "big": ("MLP 784-512-512-10, batch 128", (784,), 128),
+    "tiny": ("MLP 784-32-10, batch 32", (784,), 32),
+    "cnn": ("CNN Conv32-pool-Conv64-pool-Dense10 (valid), batch 128", (28, 28, 1), 128),
+    "cnn-shipped": ("models/cnn.py (fashion_mnist_cnn.yaml), batch 128", (28, 28, 1), 128),
+}
+SIZES = {"big": (784, 512, 512, 10), "tiny": (784, 32, 10)}
+
+
+# --- minitf models ---------------------------------------------------------------------------------
 
 def mlp(sizes):
     layers = [tf.keras.layers.Dense(n, activation="relu") for n in sizes[1:-1]]
@@ -42,6 +66,13 @@ def cnn():
     return model
 
 
+def shipped_cnn(sample):
+    from models.cnn import CNN
+    model = CNN(filters=(32, 64), kernel_size=3, dense_units=128, dropout=0.3)
+    model(sample, training=False)
+    return model
+
+
 def make_step(model, optimizer):
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
@@ -55,14 +86,78 @@ def make_step(model, optimizer):
     return step
 
 
-def copy_weights(model, ref):
-    for var, value in zip(model.trainable_variables, ref.params):
+def copy_weights(model, params):
+    for var, value in zip(model.trainable_variables, params):
         var.assign(value)
 
 
-def throughput(step, batches, seconds, warmup=3):
-    """Samples/s of one step function: the best of several timing windows."""
-    return interleaved({"step": (step, batches)}, seconds, warmup)["step"]
+# --- the GEMM floor ------------------------------------------------------------------------------
+
+def _products(workload, batch):
+    """(M, K, N, input gradient needed) of each layer's product: forward (M,K)@(K,N), weight
+    gradient (K,M)@(M,N) and, past the first layer, input gradient (M,N)@(N,K)."""
+    if workload in SIZES:
+        s = SIZES[workload]
+        return [(batch, a, b, i > 0) for i, (a, b) in enumerate(zip(s[:-1], s[1:]))]
+    if workload == "cnn":
+        return [(batch * 26 * 26, 9, 32, False), (batch * 11 * 11, 288, 64, True),
+                (batch, 1600, 10, True)]
+    return [(batch * 28 * 28, 9, 32, False), (batch * 14 * 14, 288, 64, True),
+            (batch, 3136, 128, True), (batch, 128, 10, True)]
+
+
+def gemm_floor(workload, batch):
+    rng = np.random.default_rng(0)
+    layers = [(rng.standard_normal((m, k), np.float32), rng.standard_normal((k, n), np.float32),
+               rng.standard_normal((m, n), np.float32), grad)
+              for m, k, n, grad in _products(workload, batch)]
+
+    def step(x, y):
+        for a, w, g, grad in layers:
+            a @ w
+            a.T @ g
+            if grad:
+                g @ w.T
+
+    return step
+
+
+# --- rows ----------------------------------------------------------------------------------------
+
+def batches_for(shape, batch, n=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((batch,) + shape).astype(np.float32),
+             rng.integers(0, 10, batch).astype(np.int32)) for _ in range(n)]
+
+
+def build_row(workload, row):
+    """``(step, batches)`` for one row, or None where it does not apply (no such reference, or
+    PyTorch not installed)."""
+    title, shape, batch = WORKLOADS[workload]
+    data = batches_for(shape, batch, n=8 if workload in SIZES else 4)
+    tensors = [(tf.constant(x), tf.constant(y)) for x, y in data]
+    if row == "GEMM floor":
+        return gemm_floor(workload, batch), data
+    if row == "hand-written numpy":
+        if workload in SIZES:
+            return NumpyMLP(SIZES[workload]).step, data
+        return (NumpyCNN().step, data) if workload == "cnn" else None
+    if row.startswith("PyTorch"):
+        if not peers.available():
+            return None
+        net = (peers.mlp(SIZES[workload]) if workload in SIZES else
+               peers.cnn_valid() if workload == "cnn" else peers.cnn_shipped())
+        kind = "eager" if row == "PyTorch eager" else "fused"
+        return peers.training_step(net, kind), peers.batches(data)
+    if workload in SIZES:
+        model = mlp(SIZES[workload])
+        copy_weights(model, NumpyMLP(SIZES[workload]).params)
+    elif workload == "cnn":
+        model = cnn()
+    else:
+        model = shipped_cnn(tensors[0][0])
+    step = make_step(model, tf.keras.optimizers.Adam(1e-3))
+    return (tf.function(step) if row == "minitf function" else step), tensors
 
 
 ROUNDS = 15   # short alternating windows: a burst of load on a shared host hits few of them
@@ -79,7 +174,7 @@ def interleaved(contenders, seconds, warmup=3, rounds=ROUNDS):
     for _ in range(rounds):
         for name, (step, batches) in contenders.items():
             n, start = 0, time.perf_counter()
-            while time.perf_counter() - start < window:
+            while time.perf_counter() - start < window or n == 0:
                 step(*batches[n % len(batches)])
                 n += 1
             rate = n * batches[0][0].shape[0] / (time.perf_counter() - start)
@@ -87,103 +182,149 @@ def interleaved(contenders, seconds, warmup=3, rounds=ROUNDS):
     return best
 
 
-def peak_memory(step, batch, repeats=3):
-    """Peak bytes allocated during a step, plus (for a function) the planned buffers it keeps
-    between calls: they were allocated before the window but are part of every step."""
-    step(*batch)
+def print_table(workload, rates, how):
+    print(f"\n{WORKLOADS[workload][0]}, Adam ({how})")
+    numpy_rate = rates.get("hand-written numpy")
+    floor = rates.get("GEMM floor")
+    fused = rates.get("PyTorch fused Adam")
+    print(f"  {'':<20} {'samples/s':>10}  {'/numpy':>6}  {'/floor':>6}  {'/PyTorch fused':>14}")
+    for label, rate in rates.items():
+        cells = [f"{rate / ref:6.2f}" if ref else f"{'-':>6}" for ref in (numpy_rate, floor)]
+        cells.append(f"{rate / fused:14.2f}" if fused else f"{'-':>14}")
+        print(f"  {label:<20} {rate:>10,.0f}  " + "  ".join(cells))
+
+
+def run_in_process(workloads, seconds):
+    for workload in workloads:
+        contenders = {}
+        for row in ROWS:
+            built = build_row(workload, row)
+            if built is not None:
+                contenders[row] = built
+        rates = interleaved(contenders, seconds * len(contenders))
+        print_table(workload, rates, f"one process, best of {ROUNDS} interleaved windows")
+
+
+def set_threads(n):
+    """The same thread count for numpy's BLAS and PyTorch (children inherit it)."""
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(n, user_api="blas")
+    os.environ["BENCH_THREADS"] = str(n)
+    peers.THREADS = n
+
+
+def _child(args):
+    if os.environ.get("BENCH_THREADS"):
+        args = args + ["--threads", os.environ["BENCH_THREADS"]]
+    cmd = [sys.executable, os.path.abspath(__file__)] + args
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    match = re.search(r"^RESULT (\S+)$", out, re.M)
+    return None if match is None or match.group(1) == "none" else float(match.group(1))
+
+
+def run_per_process(workloads, seconds, repeats=3):
+    for workload in workloads:
+        rates = {}
+        for row in ROWS:
+            values = [_child(["--workload", workload, "--row", row, "--seconds", str(seconds)])
+                      for _ in range(repeats)]
+            if None not in values:
+                rates[row] = statistics.median(values)
+        print_table(workload, rates, f"each row in its own process, median of {repeats}")
+
+
+# --- memory --------------------------------------------------------------------------------------
+
+def _status_kib(field):
+    with open("/proc/self/status") as f:
+        return int(re.search(rf"^{field}:\s+(\d+)", f.read(), re.M).group(1))
+
+
+def step_peak_mib(step, batches, steps=3):
+    """Peak resident memory a step adds to the process: the high-water mark over a few steps
+    (after warm-up and, for a function, its trace) minus the resident size before the first
+    step. It counts what a step keeps between calls (planned buffers, optimizer slots) and what
+    it allocates while it runs, for any framework (Linux only)."""
+    base = _status_kib("VmRSS")
+    for i in range(3):
+        step(*batches[i % len(batches)])
+    with open("/proc/self/clear_refs", "w") as f:   # restart the high-water mark from now
+        f.write("5")
+    for i in range(steps):
+        step(*batches[i % len(batches)])
+    return (_status_kib("VmHWM") - base) / 1024
+
+
+def heap_peak_mib(step, batches, steps=3):
+    """Peak bytes numpy and Python allocate during a step (tracemalloc; PyTorch's allocator is
+    not traced), plus, for a function, the planned buffers it keeps between calls: they were
+    allocated before the window but serve every step."""
+    import gc
+    import tracemalloc
+    step(*batches[0])
     gc.collect()
     tracemalloc.start()
-    for _ in range(repeats):
-        step(*batch)
+    for i in range(steps):
+        step(*batches[i % len(batches)])
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return peak + (step.resident_bytes() if hasattr(step, "resident_bytes") else 0)
+    return (peak + (step.resident_bytes() if hasattr(step, "resident_bytes") else 0)) / 2 ** 20
 
 
-def batches_for(shape, batch, n=8, seed=0):
-    rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((batch,) + shape).astype(np.float32),
-             rng.integers(0, 10, batch).astype(np.int32)) for _ in range(n)]
+MEMORY_ROWS = ("PyTorch eager", "minitf eager", "minitf function")
 
 
-def mlp_rows(sizes, batch, seconds):
-    data = batches_for((sizes[0],), batch)
-    tensors = [(tf.constant(x), tf.constant(y)) for x, y in data]
-    contenders = {"hand-written numpy": (NumpyMLP(sizes).step, data)}
-    for label, wrap in (("minitf eager", lambda s: s), ("minitf function", tf.function)):
-        model = mlp(sizes)
-        copy_weights(model, NumpyMLP(sizes))
-        contenders[label] = (wrap(make_step(model, tf.keras.optimizers.Adam(1e-3))), tensors)
-    contenders.update(optional_peers(sizes, batch, data))
-    rates = interleaved(contenders, seconds * len(contenders))
-    base = rates["hand-written numpy"]
-    print(f"\nMLP {'-'.join(map(str, sizes))}, batch {batch}, Adam "
-          f"(best of {ROUNDS} interleaved windows)")
-    for label, rate in rates.items():
-        print(f"  {label:<22} {rate:>10,.0f} samples/s   {rate / base:5.2f}x numpy")
-    return rates, base
-
-
-def optional_peers(sizes, batch, data):
-    rows = {}
-    try:
-        import torch
-    except ImportError:
-        return rows
-    torch.set_num_threads(os.cpu_count())
-    layers = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-        layers.append(torch.nn.Linear(a, b))
-        if i < len(sizes) - 2:
-            layers.append(torch.nn.ReLU())
-    net = torch.nn.Sequential(*layers)
-    opt = torch.optim.Adam(net.parameters(), 1e-3)
-    tdata = [(torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))) for x, y in data]
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-
-    rows["PyTorch eager"] = (step, tdata)
-    return rows
-
-
-def cnn_rows(batch, seconds):
-    data = [(tf.constant(x), tf.constant(y)) for x, y in batches_for((28, 28, 1), batch, n=4)]
-    model = cnn()
-    step = tf.function(make_step(model, tf.keras.optimizers.Adam(1e-3)))
-    rate = throughput(step, data, seconds, warmup=2)
-    print(f"\nCNN Conv32-pool-Conv64-pool-Dense10, batch {batch}, Adam, function")
-    print(f"  minitf function       {rate:>10,.0f} samples/s   (target >= 4,000)")
-
-
-def memory_rows(sizes, batch):
-    x, y = batches_for((sizes[0],), batch, n=1)[0]
-    x, y = tf.constant(x), tf.constant(y)
-    peaks = {}
-    for label, wrap in (("eager", lambda s: s), ("function", tf.function)):
-        model = mlp(sizes)
-        peaks[label] = peak_memory(wrap(make_step(model, tf.keras.optimizers.Adam(1e-3))), (x, y))
-    print(f"\nPeak memory of one training step (tracemalloc; function: plus its planned "
-          f"buffers), MLP {'-'.join(map(str, sizes))}, batch {batch}")
-    for label, peak in peaks.items():
-        print(f"  {label:<9} {peak / 2 ** 20:8.2f} MiB")
-    print(f"  function / eager = {peaks['function'] / peaks['eager']:.2f}")
+def run_memory(workloads):
+    print("\nPeak memory of a training step, MiB (each row in its own process). resident: what "
+          "the step adds to the process's resident size at its peak; heap: tracemalloc's peak "
+          "inside the step plus a function's planned buffers (numpy only)")
+    for workload in workloads:
+        for measure in ("memory", "heap"):
+            peaks = {row: _child(["--workload", workload, "--row", row, "--measure", measure])
+                     for row in MEMORY_ROWS if measure == "memory" or row.startswith("minitf")}
+            cells = "  ".join(f"{row} {peak:7.1f}" for row, peak in peaks.items()
+                              if peak is not None)
+            print(f"  {workload:<12} {'resident' if measure == 'memory' else 'heap':<9} {cells}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short timing windows")
-    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--seconds", type=float, default=None, help="timing seconds per row")
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), action="append",
+                        help="only these workloads (repeatable)")
+    parser.add_argument("--per-process", action="store_true", help="each row in its own process")
+    parser.add_argument("--memory", action="store_true", help="peak memory rows only")
+    parser.add_argument("--row", choices=ROWS, help="time one row and print 'RESULT <value>'")
+    parser.add_argument("--measure", choices=("speed", "memory", "heap"), default="speed")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="BLAS and PyTorch threads (default: every CPU); on a shared, "
+                             "loaded host 1 gives steadier ratios")
     args = parser.parse_args()
+    if args.threads:
+        set_threads(args.threads)
     seconds = args.seconds or (1.5 if args.quick else 6.0)
-    print(f"backend {tf.get_backend()}, {os.cpu_count()} CPUs, numpy {np.__version__}")
-    mlp_rows((784, 512, 512, 10), 128, seconds)
-    mlp_rows((784, 32, 10), 32, seconds)
-    cnn_rows(128, seconds)
-    memory_rows((784, 512, 512, 10), 128)
+    workloads = args.workload or list(WORKLOADS)
+    if args.row:
+        built = build_row(workloads[0], args.row)
+        if built is None:
+            print("RESULT none")
+        elif args.measure == "memory":
+            print(f"RESULT {step_peak_mib(*built):.2f}")
+        elif args.measure == "heap":
+            print(f"RESULT {heap_peak_mib(*built):.2f}")
+        else:
+            print(f"RESULT {interleaved({args.row: built}, seconds)[args.row]:.1f}")
+        return
+    print(f"backend {tf.get_backend()}, {os.cpu_count()} CPUs, "
+          f"{args.threads or os.cpu_count()} BLAS/PyTorch threads, numpy {np.__version__}, "
+          f"PyTorch {peers.torch.__version__ if peers.available() else 'not installed'}")
+    if args.memory:
+        run_memory([w for w in workloads if w != "tiny"])
+    elif args.per_process:
+        run_per_process(workloads, seconds)
+    else:
+        run_in_process(workloads, seconds)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ import warnings
 
 from . import backend as B
 from . import cuda_graphs
+from . import replay
 from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops.registry import caller_line
@@ -652,6 +653,9 @@ class _Plan:
         self.resident_bytes = sum(b.nbytes for b in blocks)
         self._in_use = threading.Lock()
         self.replay = None      # replaces ``_run`` with the planned steps (CUDA graphs)
+        self._replayed = False
+        self._straight_line = replay.compile_steps(self.steps, self.table, self.buffers,
+                                                   self.input_slots, out_refs)
 
     def run(self, args):
         # The planned buffers serve one run at a time: a concurrent or re-entrant call (another
@@ -662,6 +666,10 @@ class _Plan:
             if self.replay is not None:
                 return self.replay(args)
             return self._run(args, self.steps)
+            if not self._replayed:
+                self._replayed = True
+                replay.release_trace_memory()
+            return self._pack(self._straight_line(args))
         finally:
             self._in_use.release()
 
@@ -681,12 +689,16 @@ class _Plan:
                 v[out] = fn(v[target], *[v[i] for i in ins], **attrs)
             for i in free:
                 v[i] = None
-        leaves = [ref if kind == "py" else Tensor(v[ref] if kind == "slot" else v[ref].copy())
-                  for kind, ref in self.out_refs]
+        return self._pack([ref if kind == "py" else v[ref] if kind == "slot" else v[ref].copy()
+                           for kind, ref in self.out_refs])
+
+    def _pack(self, values):
+        leaves = [value if kind == "py" else Tensor(value)
+                  for (kind, _), value in zip(self.out_refs, values)]
         return pack_sequence_as(self.structure, leaves)
 
 
-_PLAIN, _HOST, _BUFFER, _IN_PLACE = range(4)
+_PLAIN, _HOST, _BUFFER, _IN_PLACE = replay.PLAIN, replay.HOST, replay.BUFFER, replay.IN_PLACE
 
 
 def _plan_memory(steps, values, kinds, out_refs):

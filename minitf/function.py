@@ -665,7 +665,6 @@ class _Plan:
         try:
             if self.replay is not None:
                 return self.replay(args)
-            return self._run(args, self.steps)
             if not self._replayed:
                 self._replayed = True
                 replay.release_trace_memory()

@@ -69,9 +69,10 @@ def global_metric_inputs(loss, y, logits):
 
 
 def _writes(callback):
+    from ..keras.callbacks import TensorBoard
     from ..training import callbacks as cb
     return isinstance(callback, (cb.ProgressDisplay, cb.CSVLogger, cb.JSONLinesLogger,
-                                 cb.ModelCheckpoint, cb.PlotCurves))
+                                 cb.ModelCheckpoint, cb.PlotCurves, TensorBoard))
 
 
 class DataParallel:

@@ -178,3 +178,21 @@ def test_sync_batch_norm_is_batch_norm_in_one_process():
     np.testing.assert_allclose(sync.moving_variance.numpy(), plain.moving_variance.numpy(),
                                rtol=1e-5)
     assert sync.get_config()["synchronized"] is True
+
+
+def test_only_rank_zero_keeps_the_callbacks_that_write(tmp_path):
+    """Ranks other than 0 drop every callback that prints or writes files (two ranks creating
+    the same TensorBoard directory race), and keep the rest (the NaN guard, early stopping)."""
+    from minitf.distributed import data_parallel
+    from minitf.training import config as config_lib
+    from minitf.training.builders import build_callbacks
+    cfg = config_lib.load_config(os.path.join("configs", "fashion_mnist.yaml"))
+    callbacks = build_callbacks(cfg, str(tmp_path))
+    other = data_parallel.DataParallel.__new__(data_parallel.DataParallel)
+    other.chief = False
+    kept = other.callbacks(callbacks)
+    names = {type(c).__name__ for c in kept}
+    assert "TensorBoard" in {type(c).__name__ for c in callbacks}
+    assert names.isdisjoint({"TensorBoard", "CSVLogger", "JSONLinesLogger", "ModelCheckpoint",
+                             "PlotCurves", "ProgressDisplay"})
+    assert "NaNGuard" in names

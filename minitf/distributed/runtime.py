@@ -3,6 +3,7 @@ import hashlib
 import os
 import sys
 import threading
+import time
 import traceback
 
 from .comm import DistributedError, MPIGroup, SingleProcess, launched_by_mpi
@@ -70,6 +71,9 @@ def abort_job(exc_type=None, exc=None, tb=None, code=1):
     if exc_type is not None:
         text = "".join(traceback.format_exception(exc_type, exc, tb))
         sys.stderr.write(f"[rank {rank()}/{size()}] aborting the job: uncaught error\n{text}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    time.sleep(0.2)  # the launcher forwards this rank's output before Abort tears the job down
     group().abort(code)
 
 

@@ -108,3 +108,16 @@ from . import distributed  # noqa: E402,F401 - data parallelism over MPI (mpi4py
 __version__ = "0.1.0"
 from . import data  # noqa: E402 - tf.data input pipelines
 from . import config  # noqa: E402 - tf.config
+from .control_flow import case, cond, switch_case, while_loop  # noqa: E402
+from .ops import composite_ops as _composite  # noqa: E402
+from .ops.composite_ops import (argsort, assert_equal, ensure_shape,  # noqa: E402
+                                executing_eagerly, gather_nd, get_static_value, is_tensor,
+                                meshgrid, sort, unique)
+math.reduce_variance = _composite.reduce_variance
+math.reduce_std = _composite.reduce_std
+math.l2_normalize = nn.l2_normalize = linalg.l2_normalize = _composite.l2_normalize
+math.top_k = nn.top_k = _composite.top_k
+linalg.matvec = _composite.matvec
+nn.compute_average_loss = _composite.compute_average_loss
+nn.scale_regularization_loss = _composite.scale_regularization_loss
+debugging.assert_equal = assert_equal

@@ -18,5 +18,5 @@ from .layers.base import clear_session as _clear_session
 from .models import Model, Sequential  # noqa: F401
 from .trainer import History  # noqa: F401
 
-backend = _NS(clear_session=_clear_session, floatx=lambda: "float32")
-from . import ops, random, regularizers, utils  # noqa: E402,F401
+backend = _NS(clear_session=_clear_session, floatx=lambda: "float32", epsilon=lambda: 1e-7)
+from . import datasets, ops, random, regularizers, utils  # noqa: E402,F401

@@ -154,6 +154,16 @@ def huber(y_true, y_pred, delta=1.0):
     return reduce_mean(where(abs_error <= delta, quadratic, linear), axis=-1)
 
 
+def kl_divergence(y_true, y_pred):
+    """``sum(y_true * log(y_true / y_pred), axis=-1)`` with both clipped to
+    ``[1e-7, 1]`` (Keras's epsilon)."""
+    y_true, y_pred = _pred_and_true(y_true, y_pred)
+    y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
+    y_true = clip_by_value(y_true, 1e-7, 1.0)
+    y_pred = clip_by_value(y_pred, 1e-7, 1.0)
+    return reduce_sum(y_true * log(y_true / y_pred), axis=-1)
+
+
 def _last_axis(y_true, y_pred, axis):
     axis = int(axis) % y_pred.ndim
     if axis == y_pred.ndim - 1:
@@ -295,6 +305,11 @@ class Huber(LossFunctionWrapper):
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=delta)
 
 
+class KLDivergence(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
+
+
 class BinaryCrossentropy(LossFunctionWrapper):
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1,
                  reduction="sum_over_batch_size", name="binary_crossentropy", dtype=None):
@@ -344,11 +359,13 @@ _FUNCTIONS = {
     "mean_squared_error": mean_squared_error, "mse": mean_squared_error,
     "MSE": mean_squared_error, "mean_absolute_error": mean_absolute_error,
     "mae": mean_absolute_error, "MAE": mean_absolute_error, "huber": huber,
+    "kl_divergence": kl_divergence, "kld": kl_divergence, "KLD": kl_divergence,
+    "kullback_leibler_divergence": kl_divergence,
     "binary_crossentropy": binary_crossentropy,
     "categorical_crossentropy": categorical_crossentropy,
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
 }
-_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, Huber,
+_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, Huber, KLDivergence,
                                     BinaryCrossentropy, CategoricalCrossentropy,
                                     SparseCategoricalCrossentropy)}
 
@@ -391,7 +408,7 @@ def get(identifier):
 
 
 __all__ = ["Loss", "LossFunctionWrapper", "Reduction", "MeanSquaredError", "MeanAbsoluteError",
-           "Huber", "BinaryCrossentropy", "CategoricalCrossentropy",
+           "Huber", "KLDivergence", "kl_divergence", "BinaryCrossentropy", "CategoricalCrossentropy",
            "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "mse", "mae", "get", "serialize", "deserialize", "reduce_weighted_values"]

@@ -121,3 +121,6 @@ linalg.matvec = _composite.matvec
 nn.compute_average_loss = _composite.compute_average_loss
 nn.scale_regularization_loss = _composite.scale_regularization_loss
 debugging.assert_equal = assert_equal
+from . import summary  # noqa: E402 - tf.summary (TensorBoard)
+math.softmax = nn.softmax
+nn.selu = activations.selu

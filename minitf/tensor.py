@@ -139,6 +139,12 @@ class Tensor:
 
     experimental_ref = ref
 
+    @property
+    def device(self):
+        """TF's device string: the CPU, or GPU 0 on the cupy backend."""
+        kind = "GPU" if B.get_backend() == "cupy" else "CPU"
+        return f"/job:localhost/replica:0/task:0/device:{kind}:0"
+
     def __copy__(self):
         return self
 

@@ -37,3 +37,9 @@ def test_device_listing_on_the_cpu_backends():
     assert [d.name for d in cpus] == ["/physical_device:CPU:0"]
     if tf.get_backend() != "cupy":
         assert tf.config.list_physical_devices("GPU") == []
+
+
+def test_tensors_name_their_device():
+    cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
+    if tf.get_backend() != "cupy":
+        assert tf.constant(1.0).device == cpu and tf.Variable([1.0]).device == cpu

@@ -202,7 +202,16 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         return x
     shape = tuple(x._value.shape) if noise_shape is None else tuple(
         x._value.shape[i] if s is None else int(s) for i, s in enumerate(noise_shape))
-    keep = random_ops.bernoulli_mask(shape, 1.0 - rate, x.dtype, seed=seed)
+    shard = random_ops.batch_shard()
+    if shard is not None and len(shape) > 0 and x.ndim > 0 and shape[0] == x._value.shape[0] \
+            and shape[0] > 1:
+        # a data-parallel rank: this rank's rows of the global batch's mask
+        rank, size = shard
+        rows = shape[0]
+        keep = random_ops.bernoulli_mask((rows * size,) + shape[1:], 1.0 - rate, x.dtype,
+                                         seed=seed)[rank * rows:(rank + 1) * rows]
+    else:
+        keep = random_ops.bernoulli_mask(shape, 1.0 - rate, x.dtype, seed=seed)
     return x * keep
 
 

@@ -110,6 +110,18 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, na
                                      "stddev": float(stddev), "dtype": dtypes.as_dtype(dtype).np})
 
 
+def set_batch_shard(rank, size):
+    """Make per-example draws (dropout masks) those of a global batch ``size`` times larger, of
+    which this process keeps block ``rank``: a data-parallel job then drops exactly the units
+    one process would for the same samples. ``set_batch_shard(0, 1)`` turns it off."""
+    _state["shard"] = None if int(size) <= 1 else (int(rank), int(size))
+
+
+def batch_shard():
+    """``(rank, size)`` set by ``set_batch_shard``, or None."""
+    return _state.get("shard")
+
+
 def bernoulli_mask(shape, keep_prob, dtype, seed=None):
     """1/keep_prob with probability keep_prob, else 0 (dropout's scaled keep mask)."""
     return apply(_bernoulli.op, (), {"shape": tuple(shape), "keep": float(keep_prob),

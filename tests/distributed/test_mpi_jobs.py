@@ -165,3 +165,18 @@ def test_collectives_give_numpy_values():
 def test_custom_loop_matches_one_process():
     proc = check(mpirun(2, os.path.join(SCRIPTS, "custom_loop.py")))
     assert "OK rank 0 of 2" in proc.stdout and "OK rank 1 of 2" in proc.stdout
+
+
+def test_dropout_on_two_ranks_drops_what_one_process_drops(tmp_path):
+    """Each rank draws the global batch's dropout mask and keeps its own rows, so with dropout
+    on, 2 ranks still train like one process (float32 rounding apart)."""
+    dropout = [*TINY, "--set", "model.kwargs.dropout=0.5", "--set", "train.epochs=1"]
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    check(python(TRAIN, *dropout, "--run-dir", one))
+    check(mpirun(2, TRAIN, *dropout, "--run-dir", two))
+    (name1, w1), (name2, w2) = _weights(one), _weights(two)
+    assert name1 == name2
+    for key in w1:
+        if "kernel" in key:
+            np.testing.assert_allclose(w2[key], w1[key], rtol=1e-4, atol=1e-6, err_msg=key)
+    assert _results(two)["test_loss"] == pytest.approx(_results(one)["test_loss"], rel=1e-5)

@@ -349,8 +349,11 @@ def _is_flat_shape(shape):
     return isinstance(shape, list) and all(d is None or isinstance(d, int) for d in shape)
 
 
-def _functional_from_config(config, custom_objects):
+def _functional_from_config(config, custom_objects, cls=None):
+    """The model of a functional config: ``cls(inputs, outputs, name=...)`` (``Functional``
+    unless a subclass of Model is given)."""
     from .models import Functional
+    cls = cls or Functional
     created, tensors = {}, {}
     pending = []
     for entry in config["layers"]:
@@ -404,6 +407,6 @@ def _functional_from_config(config, custom_objects):
             raise ValueError(f"functional config: unknown tensor {exc.args[0]}") from None
 
     inputs, outputs = pick(config["input_layers"]), pick(config["output_layers"])
-    return Functional(inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs,
-                      outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs,
-                      name=config.get("name"), trainable=config.get("trainable", True))
+    return cls(inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs,
+               outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs,
+               name=config.get("name"), trainable=config.get("trainable", True))

@@ -154,9 +154,17 @@ class Model(Trainer, Layer):
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
     def save(self, filepath, overwrite=True):
-        """Write the architecture and weights to a Keras 3 ``.keras`` archive (see
-        ``archive.py``); ``keras.models.load_model`` reads it back."""
+        """Write the architecture, weights and compile configuration (optimizer state
+        included) to a Keras 3 ``.keras`` archive (see ``archive.py``);
+        ``keras.models.load_model`` reads it back."""
         saving.save_model(self, filepath, overwrite=overwrite)
+
+    def to_json(self, **kwargs):
+        """The model's serialized entry (``keras.saving.serialize_keras_object``) as a JSON
+        string; ``keras.models.model_from_json`` rebuilds the model (fresh weights)."""
+        import json
+        from .serialization import serialize_keras_object
+        return json.dumps(serialize_keras_object(self), **kwargs)
 
 
 def _count(variables):
@@ -485,6 +493,18 @@ class Sequential(Model):
         from .serialization import deserialize_keras_object
         return deserialize_keras_object({"class_name": "Sequential", "config": config},
                                         custom_objects)
+
+
+def save_model(model, filepath, overwrite=True):
+    """``keras.models.save_model(model, "x.keras")``: the same as ``model.save``."""
+    saving.save_model(model, filepath, overwrite=overwrite)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """The model ``model.to_json()`` described, with freshly initialised weights."""
+    import json
+    from .serialization import deserialize_keras_object
+    return deserialize_keras_object(json.loads(json_string), custom_objects)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

@@ -389,6 +389,13 @@ def deserialize_keras_object(entry, custom_objects=None):
     """Build the object ``serialize_keras_object`` described: a layer or model (weights not
     loaded), another Keras object through its class's ``from_config``, or a function looked up
     by name. Plain values come back as they are."""
+    if custom_objects:  # seen by nested lookups too (a Dense's activation entry...)
+        with CustomObjectScope(custom_objects):
+            return _deserialize(entry, custom_objects)
+    return _deserialize(entry, custom_objects)
+
+
+def _deserialize(entry, custom_objects):
     from .models import Functional, Sequential
     if entry is None or isinstance(entry, (bool, int, float, str)):
         return entry

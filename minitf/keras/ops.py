@@ -72,6 +72,11 @@ def clip(x, x_min, x_max):
     return _m.clip_by_value(x, x_min, x_max)
 
 
+def convert_to_numpy(x):
+    """A numpy copy of ``x`` (a tensor, Variable, array or nested Python numbers)."""
+    return convert_to_tensor(x).numpy()
+
+
 def shape(x):
     """The static shape as a tuple of ints (Keras 3 returns a tuple)."""
     return tuple(convert_to_tensor(x).shape)

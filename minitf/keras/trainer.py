@@ -429,6 +429,8 @@ class Trainer:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
             target = opt.get_scaled_loss(loss) if scaled else loss
+        if not variables:  # nothing to train (a model of stateless layers): Keras steps on
+            return loss, y_pred
         grads = tape.gradient(target, variables)
         if scaled:
             grads = opt.get_unscaled_gradients(grads)

@@ -221,8 +221,18 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     return reduce_mean(elementwise, axis=axis)
 
 
+def kl_divergence(y_true, y_pred):
+    """Kullback-Leibler divergence ``sum(y_true * log(y_true / y_pred))`` over the last axis,
+    both clipped to ``[1e-7, 1]`` as in Keras."""
+    y_true, y_pred = _pred_and_true(y_true, y_pred)
+    y_true = clip_by_value(y_true, EPSILON, 1.0)
+    y_pred = clip_by_value(y_pred, EPSILON, 1.0)
+    return reduce_sum(y_true * log(y_true / y_pred), axis=-1)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+kld = KLD = kl_divergence
 
 
 # --- loss objects ----------------------------------------------------------------------------
@@ -289,6 +299,11 @@ class MeanAbsoluteError(LossFunctionWrapper):
         super().__init__(mean_absolute_error, reduction=reduction, name=name, dtype=dtype)
 
 
+class KLDivergence(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
+
+
 class Huber(LossFunctionWrapper):
     def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss",
                  dtype=None):
@@ -347,8 +362,9 @@ _FUNCTIONS = {
     "binary_crossentropy": binary_crossentropy,
     "categorical_crossentropy": categorical_crossentropy,
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "kl_divergence": kl_divergence, "kld": kl_divergence, "KLD": kl_divergence,
 }
-_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, Huber,
+_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, Huber, KLDivergence,
                                     BinaryCrossentropy, CategoricalCrossentropy,
                                     SparseCategoricalCrossentropy)}
 
@@ -391,7 +407,7 @@ def get(identifier):
 
 
 __all__ = ["Loss", "LossFunctionWrapper", "Reduction", "MeanSquaredError", "MeanAbsoluteError",
-           "Huber", "BinaryCrossentropy", "CategoricalCrossentropy",
+           "Huber", "KLDivergence", "kl_divergence", "kld", "BinaryCrossentropy", "CategoricalCrossentropy",
            "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "mse", "mae", "get", "serialize", "deserialize", "reduce_weighted_values"]

@@ -107,3 +107,4 @@ from . import distributed  # noqa: E402,F401 - data parallelism over MPI (mpi4py
 
 __version__ = "0.1.0"
 from . import data  # noqa: E402 - tf.data input pipelines
+from . import config  # noqa: E402 - devices, run_functions_eagerly

@@ -38,6 +38,7 @@ import threading
 import warnings
 
 from . import backend as B
+from . import config as _config
 from . import cuda_graphs
 from . import replay
 from ._state import state
@@ -129,7 +130,8 @@ class Function:
         if self._input_signature is not None:
             args, kwargs = conform_to_signature(self._func, self._input_signature, args,
                                                 kwargs, self._py_signature), {}
-        if state.tracer is not None:  # called while another function traces: inline it
+        if state.tracer is not None or _config.functions_run_eagerly():
+            # inside another function's trace: inlined; run_functions_eagerly: plain Python
             return self._func(*args, **kwargs)
         if state.tapes or state.accumulators:
             # A replay is invisible to tapes: run the Python body so they record its ops.

@@ -38,6 +38,7 @@ import threading
 import warnings
 
 from . import backend as B
+from . import config as _config
 from . import cuda_graphs
 from . import replay
 from ._state import state
@@ -65,18 +66,6 @@ class EagerFallbackWarning(UserWarning):
 
 
 _EAGER = "eager"   # the plan of a signature whose calls run the Python function eagerly
-_run_eagerly = [False]   # tf.config.run_functions_eagerly
-
-
-def run_functions_eagerly(run_eagerly):
-    """``tf.config.run_functions_eagerly``: with True, every ``function`` runs its Python body
-    on each call (for debugging: prints and breakpoints run every time); nothing is traced."""
-    _run_eagerly[0] = bool(run_eagerly)
-
-
-def functions_run_eagerly():
-    """Whether ``run_functions_eagerly(True)`` is in effect."""
-    return _run_eagerly[0]
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
@@ -141,9 +130,10 @@ class Function:
         if self._input_signature is not None:
             args, kwargs = conform_to_signature(self._func, self._input_signature, args,
                                                 kwargs, self._py_signature), {}
-        if state.tracer is not None:  # called while another function traces: inline it
+        if state.tracer is not None or _config.functions_run_eagerly():
+            # inside another function's trace: inlined; run_functions_eagerly: plain Python
             return self._func(*args, **kwargs)
-        if state.tapes or state.accumulators or _run_eagerly[0]:
+        if state.tapes or state.accumulators:
             # A replay is invisible to tapes: run the Python body so they record its ops.
             return _eager_outputs(self._func(*args, **kwargs))
         leaves = list(flatten([list(args), kwargs]))

@@ -1,42 +1,51 @@
-"""``tf.config``: ``run_functions_eagerly`` as the tensorflow.org tf.function guide uses it
-("Debugging": the Python body, and so its ``print``, runs on every call), device listing."""
+"""``tf.config``: the device lists on the numpy backend and ``run_functions_eagerly`` (TF's
+documented debugging switch: a ``tf.function`` body then runs as plain Python on every call)."""
 import numpy as np
+import pytest
 
 import minitf as tf
 
 
-def test_run_functions_eagerly_runs_the_python_body_every_call():
+def test_device_lists():
+    cpus = tf.config.list_physical_devices("CPU")
+    assert [d.name for d in cpus] == ["/physical_device:CPU:0"]
+    assert cpus[0].device_type == "CPU"
+    assert [d.name for d in tf.config.list_logical_devices("cpu")] == ["/device:CPU:0"]
+    gpus = tf.config.list_physical_devices("GPU")
+    assert (len(gpus) > 0) == (tf.get_backend() == "cupy")
+    with pytest.raises(ValueError, match="device_type"):
+        tf.config.list_physical_devices("TPU")
+    for gpu in gpus:  # pragma: no cover - GPU only
+        tf.config.experimental.set_memory_growth(gpu, True)
+    with pytest.raises(ValueError, match="grow on demand"):
+        tf.config.experimental.set_memory_growth(cpus[0], False)
+
+
+def test_run_functions_eagerly_runs_the_python_body_each_call():
     calls = []
 
     @tf.function
-    def mse(y_true, y_pred):
-        calls.append(1)                       # a Python side effect: only at trace time
-        return tf.reduce_mean(tf.square(y_pred - y_true))
+    def f(x):
+        calls.append(float(x.numpy()))  # .numpy() inside: only possible when run eagerly
+        return x * 2.0
 
-    y_true = tf.constant([1.0, 2.0, 4.0])
-    y_pred = tf.constant([1.5, 2.0, 3.0])
-    expected = np.mean((np.array([1.5, 2.0, 3.0]) - [1.0, 2.0, 4.0]) ** 2)
-    for _ in range(3):
-        np.testing.assert_allclose(float(mse(y_true, y_pred)), expected, rtol=1e-6)
-    assert len(calls) == 1
+    assert not tf.config.functions_run_eagerly()
     tf.config.run_functions_eagerly(True)
     try:
         assert tf.config.functions_run_eagerly()
-        for _ in range(3):
-            np.testing.assert_allclose(float(mse(y_true, y_pred)), expected, rtol=1e-6)
-        assert len(calls) == 4
+        assert float(f(tf.constant(1.5))) == 3.0
+        assert float(f(tf.constant(2.5))) == 5.0
+        assert calls == [1.5, 2.5]
+        assert f.experimental_get_tracing_count() == 0
     finally:
         tf.config.run_functions_eagerly(False)
-    assert not tf.config.functions_run_eagerly()
-    mse(y_true, y_pred)
-    assert len(calls) == 4                     # traced again: the plan replays
 
+    @tf.function
+    def g(x):
+        return x * 3.0
 
-def test_device_listing_on_the_cpu_backends():
-    cpus = tf.config.list_physical_devices("CPU")
-    assert [d.name for d in cpus] == ["/physical_device:CPU:0"]
-    if tf.get_backend() != "cupy":
-        assert tf.config.list_physical_devices("GPU") == []
+    np.testing.assert_allclose(g(tf.constant([1.0, 2.0])).numpy(), [3.0, 6.0])
+    assert g.experimental_get_tracing_count() == 1
 
 
 def test_tensors_name_their_device():

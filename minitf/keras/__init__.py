@@ -8,15 +8,13 @@
                   metrics=["accuracy"])
     model.fit(x_train, y_train, batch_size=64, epochs=5)
 """
-from types import SimpleNamespace as _NS
 
 from . import activations, initializers, layers, mixed_precision, saving  # noqa: F401
 from . import losses, metrics, optimizers  # noqa: F401
 from . import callbacks  # noqa: F401
 from .layers import Input, InputLayer, KerasTensor, Layer  # noqa: F401
-from .layers.base import clear_session as _clear_session
 from .models import Model, Sequential  # noqa: F401
 from .trainer import History  # noqa: F401
 
-backend = _NS(clear_session=_clear_session, floatx=lambda: "float32", epsilon=lambda: 1e-7)
+from . import keras_backend as backend  # noqa: E402
 from . import datasets, ops, random, regularizers, utils  # noqa: E402,F401

@@ -109,6 +109,9 @@ def get(identifier):
             raise ValueError(f"unknown activation {identifier!r}; known: "
                              f"{sorted(_BY_NAME)}") from None
     if isinstance(identifier, dict):
+        if identifier.get("class_name") == "function":  # a named function's entry
+            from .serialization import deserialize_keras_object
+            return deserialize_keras_object(identifier)
         return get(identifier.get("config", {}).get("name", identifier.get("class_name")))
     if callable(identifier):
         return identifier

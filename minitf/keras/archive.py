@@ -48,7 +48,8 @@ def save_model(model, filepath, overwrite=True):
         raise ValueError(f"save: model {model.name!r} is not built yet; call it on a batch or "
                          "use model.build(input_shape) first")
     config = serialize_keras_object(model)
-    config["compile_config"] = None
+    config["compile_config"] = model.get_compile_config() if hasattr(
+        model, "get_compile_config") else None
     metadata = {"producer": "minitf", "minitf_version": __version__,
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     weights = io.BytesIO()
@@ -95,9 +96,10 @@ def _read_weights(zf, model, filepath, skip_mismatch):
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Rebuild a model saved with ``model.save("....keras")`` (or by Keras 3, for the layers
-    minitf has), weights included. ``compile`` and ``safe_mode`` are accepted for Keras'
-    signature: the model comes back uncompiled, and code in a file is never executed."""
-    del compile, safe_mode
+    minitf has), weights included. With ``compile=True`` a model saved compiled comes back
+    compiled with its optimizer state, so training resumes where it stopped. ``safe_mode`` is
+    accepted for Keras' signature: code in a file is never executed."""
+    del safe_mode
     filepath, zf = _open(filepath, "load_model")
     with zf:
         try:
@@ -109,6 +111,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         if not model.built:
             raise ValueError(f"load_model: {filepath!r}: model {model.name!r} could not be "
                              "built from its config (no build_config input_shape)")
+        if compile and config.get("compile_config") and hasattr(model, "compile_from_config"):
+            from .serialization import CustomObjectScope
+            with CustomObjectScope(custom_objects or {}):
+                model.compile_from_config(config["compile_config"])
         _read_weights(zf, model, filepath, skip_mismatch=False)
     return model
 

@@ -154,16 +154,6 @@ def huber(y_true, y_pred, delta=1.0):
     return reduce_mean(where(abs_error <= delta, quadratic, linear), axis=-1)
 
 
-def kl_divergence(y_true, y_pred):
-    """``sum(y_true * log(y_true / y_pred), axis=-1)`` with both clipped to
-    ``[1e-7, 1]`` (Keras's epsilon)."""
-    y_true, y_pred = _pred_and_true(y_true, y_pred)
-    y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
-    y_true = clip_by_value(y_true, 1e-7, 1.0)
-    y_pred = clip_by_value(y_pred, 1e-7, 1.0)
-    return reduce_sum(y_true * log(y_true / y_pred), axis=-1)
-
-
 def _last_axis(y_true, y_pred, axis):
     axis = int(axis) % y_pred.ndim
     if axis == y_pred.ndim - 1:
@@ -231,8 +221,18 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     return reduce_mean(elementwise, axis=axis)
 
 
+def kl_divergence(y_true, y_pred):
+    """Kullback-Leibler divergence ``sum(y_true * log(y_true / y_pred))`` over the last axis,
+    both clipped to ``[1e-7, 1]`` as in Keras."""
+    y_true, y_pred = _pred_and_true(y_true, y_pred)
+    y_true = clip_by_value(y_true, EPSILON, 1.0)
+    y_pred = clip_by_value(y_pred, EPSILON, 1.0)
+    return reduce_sum(y_true * log(y_true / y_pred), axis=-1)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+kld = KLD = kl_divergence
 
 
 # --- loss objects ----------------------------------------------------------------------------
@@ -299,15 +299,15 @@ class MeanAbsoluteError(LossFunctionWrapper):
         super().__init__(mean_absolute_error, reduction=reduction, name=name, dtype=dtype)
 
 
+class KLDivergence(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
+
+
 class Huber(LossFunctionWrapper):
     def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss",
                  dtype=None):
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=delta)
-
-
-class KLDivergence(LossFunctionWrapper):
-    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
-        super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
 
 
 class BinaryCrossentropy(LossFunctionWrapper):
@@ -408,7 +408,7 @@ def get(identifier):
 
 
 __all__ = ["Loss", "LossFunctionWrapper", "Reduction", "MeanSquaredError", "MeanAbsoluteError",
-           "Huber", "KLDivergence", "kl_divergence", "BinaryCrossentropy", "CategoricalCrossentropy",
+           "Huber", "KLDivergence", "kl_divergence", "kld", "BinaryCrossentropy", "CategoricalCrossentropy",
            "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "mse", "mae", "get", "serialize", "deserialize", "reduce_weighted_values"]

@@ -33,6 +33,10 @@ class Model(Trainer, Layer):
     def __new__(cls, *args, **kwargs):
         if cls is Model and ("outputs" in kwargs or len(args) >= 2):
             return object.__new__(Functional)
+        if not issubclass(cls, (Functional, Sequential)) and _functional_arguments(args, kwargs):
+            # Keras 3: a subclass called with inputs/outputs is a functional model that keeps
+            # the subclass's own methods (train_step, test_step, metrics, ...)
+            return Layer.__new__(_functional_subclass(cls), *args, **kwargs)
         return Layer.__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
@@ -40,10 +44,12 @@ class Model(Trainer, Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        """A functional config (with ``input_layers``) rebuilds a functional model; otherwise
-        ``cls(**config)`` as for layers."""
-        if cls is Model and "input_layers" in config and "layers" in config:
-            return Functional.from_config(config, custom_objects=custom_objects)
+        """A functional config (with ``input_layers``) rebuilds a functional model (of ``cls``
+        when it is a subclass of Model); otherwise ``cls(**config)`` as for layers."""
+        if "input_layers" in config and "layers" in config:
+            from .serialization import _functional_from_config
+            return _functional_from_config(config, custom_objects,
+                                           Functional if cls is Model else cls)
         return cls(**config)
 
     def build(self, input_shape=None):
@@ -148,9 +154,17 @@ class Model(Trainer, Layer):
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
     def save(self, filepath, overwrite=True):
-        """Write the architecture and weights to a Keras 3 ``.keras`` archive (see
-        ``archive.py``); ``keras.models.load_model`` reads it back."""
+        """Write the architecture, weights and compile configuration (optimizer state
+        included) to a Keras 3 ``.keras`` archive (see ``archive.py``);
+        ``keras.models.load_model`` reads it back."""
         saving.save_model(self, filepath, overwrite=overwrite)
+
+    def to_json(self, **kwargs):
+        """The model's serialized entry (``keras.saving.serialize_keras_object``) as a JSON
+        string; ``keras.models.model_from_json`` rebuilds the model (fresh weights)."""
+        import json
+        from .serialization import serialize_keras_object
+        return json.dumps(serialize_keras_object(self), **kwargs)
 
 
 def _count(variables):
@@ -294,6 +308,37 @@ class Functional(Model):
         from .serialization import deserialize_keras_object
         return deserialize_keras_object({"class_name": "Functional", "config": config},
                                         custom_objects)
+
+
+def _functional_arguments(args, kwargs):
+    """Whether ``Model(...)`` arguments are ``(inputs, outputs)`` made of KerasTensors."""
+    if len(args) == 2:
+        inputs, outputs = args
+    elif len(args) == 1 and "outputs" in kwargs:
+        inputs, outputs = args[0], kwargs["outputs"]
+    elif not args and "inputs" in kwargs and "outputs" in kwargs:
+        inputs, outputs = kwargs["inputs"], kwargs["outputs"]
+    else:
+        return False
+    flat = list(flatten(inputs)) + list(flatten(outputs))
+    return bool(flat) and all(_is_kt(t) for t in flat)
+
+
+_FUNCTIONAL_SUBCLASSES = {}
+
+
+def _functional_subclass(cls):
+    """``cls`` with Functional's graph behind it (one class per subclass, made once): its MRO
+    puts the subclass's methods first, then Functional's, then Model's."""
+    sub = _FUNCTIONAL_SUBCLASSES.get(cls)
+    if sub is None:
+        attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                 "__doc__": cls.__doc__, "_functional_of": cls}
+        if "_registered_name" in cls.__dict__:
+            attrs["_registered_name"] = cls.__dict__["_registered_name"]
+        sub = type(cls.__name__, (cls, Functional), attrs)
+        _FUNCTIONAL_SUBCLASSES[cls] = sub
+    return sub
 
 
 def _plan_step(node):
@@ -448,6 +493,18 @@ class Sequential(Model):
         from .serialization import deserialize_keras_object
         return deserialize_keras_object({"class_name": "Sequential", "config": config},
                                         custom_objects)
+
+
+def save_model(model, filepath, overwrite=True):
+    """``keras.models.save_model(model, "x.keras")``: the same as ``model.save``."""
+    saving.save_model(model, filepath, overwrite=overwrite)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """The model ``model.to_json()`` described, with freshly initialised weights."""
+    import json
+    from .serialization import deserialize_keras_object
+    return deserialize_keras_object(json.loads(json_string), custom_objects)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

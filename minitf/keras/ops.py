@@ -72,6 +72,11 @@ def clip(x, x_min, x_max):
     return _m.clip_by_value(x, x_min, x_max)
 
 
+def convert_to_numpy(x):
+    """A numpy copy of ``x`` (a tensor, Variable, array or nested Python numbers)."""
+    return convert_to_tensor(x).numpy()
+
+
 def shape(x):
     """The static shape as a tuple of ints (Keras 3 returns a tuple)."""
     return tuple(convert_to_tensor(x).shape)
@@ -111,3 +116,73 @@ def arange(start, stop=None, step=1, dtype=None):
 
 def flatten(x):
     return _a.reshape(x, (-1,))
+
+
+def mod(x1, x2):
+    """Remainder with the sign of the divisor (numpy's ``mod``)."""
+    return _m.floormod(x1, x2)
+
+
+def floor_divide(x1, x2):
+    return _m.floordiv(x1, x2)
+
+
+def take(x, indices, axis=None):
+    """Entries of ``x`` at ``indices`` along ``axis`` (the flattened ``x`` when None)."""
+    if axis is None:
+        return _a.gather(_a.reshape(x, [-1]), indices)
+    return _a.gather(x, indices, axis=axis)
+
+
+def cumsum(x, axis=None, dtype=None):
+    x = convert_to_tensor(x) if dtype is None else cast(x, dtype)
+    if axis is None:
+        return _a.cumsum(_a.reshape(x, [-1]), axis=0)
+    return _a.cumsum(x, axis=axis)
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001
+    return _r.reduce_any(cast(x, "bool"), axis=axis, keepdims=keepdims)
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    return _r.reduce_all(cast(x, "bool"), axis=axis, keepdims=keepdims)
+
+
+def full(shape, fill_value, dtype=None):
+    value = convert_to_tensor(fill_value, dtype=dtype) if dtype is not None else fill_value
+    return _a.fill(list(shape), value)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    if not endpoint:
+        raise ValueError("keras.ops.linspace: endpoint=False is not supported")
+    out = _a.linspace(start, stop, num)
+    return cast(out, dtype) if dtype is not None else out
+
+
+def split(x, indices_or_sections, axis=0):
+    """numpy's ``split``: an int cuts ``x`` into that many equal parts, a list of indices cuts
+    it at those positions."""
+    if isinstance(indices_or_sections, int):
+        return _a.split(x, indices_or_sections, axis=axis)
+    size = int(convert_to_tensor(x).shape[axis])
+    bounds = [0] + [int(i) for i in indices_or_sections] + [size]
+    return _a.split(x, [b - a for a, b in zip(bounds[:-1], bounds[1:])], axis=axis)
+
+
+def pad(x, pad_width, mode="constant", constant_values=None):
+    return _a.pad(x, pad_width, mode=mode.upper(),
+                  constant_values=0 if constant_values is None else constant_values)
+
+
+def repeat(x, repeats, axis=None):
+    return _a.repeat(x, repeats, axis=axis)
+
+
+def erf(x):
+    return _m.erf(x)
+
+
+def isnan(x):
+    return _m.is_nan(x)

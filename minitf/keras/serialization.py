@@ -26,8 +26,8 @@ _SCOPES = []
 
 
 def register_keras_serializable(package="Custom", name=None):
-    """Class decorator: make a layer/model class loadable by ``load_model`` under
-    ``"<package>><name>"`` (name: the class name)."""
+    """Decorator: make a class (layer, model, regularizer...) or a function loadable by
+    ``load_model`` under ``"<package>><name>"`` (name: the class or function name)."""
     def decorator(cls):
         key = f"{package}>{name or cls.__name__}"
         if key in _CUSTOM_OBJECTS and _CUSTOM_OBJECTS[key] is not cls:
@@ -106,9 +106,12 @@ def _jsonable(value, where):
         return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if hasattr(value, "item") and getattr(value, "shape", None) == ():
         return value.item()
+    if isinstance(value, Layer) or _object_module(value) is not None or _is_function(value):
+        return serialize_keras_object(value)  # nested Keras objects, as Keras 3 writes them
     raise TypeError(f"cannot serialize {where} = {value!r}: a config holds plain values "
-                    "(numbers, strings, lists, dicts); give the layer a get_config() that "
-                    "returns such values (a custom function: a registered class instead)")
+                    "(numbers, strings, lists, dicts) and Keras objects (layers, "
+                    "regularizers, initializers, named functions); give the layer a "
+                    "get_config() that returns such values")
 
 
 def layer_config(layer):
@@ -124,11 +127,90 @@ def layer_config(layer):
     return layer.get_config()
 
 
-def serialize_keras_object(layer):
-    """The ``{"module", "class_name", "config", "registered_name", ...}`` entry of a layer."""
-    if not isinstance(layer, Layer):
-        raise TypeError(f"serialize_keras_object: expected a Layer or Model, got "
-                        f"{type(layer).__name__}")
+def serialize_keras_object(obj):
+    """The ``{"module", "class_name", "config", "registered_name", ...}`` entry of a Keras
+    object: a layer or model, a regularizer, initializer, optimizer, loss, metric or
+    schedule (anything with ``get_config``), or a named function (by its name only). Plain
+    values, lists and dicts come back with their items serialized."""
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return [serialize_keras_object(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): serialize_keras_object(v) for k, v in obj.items()}
+    if isinstance(obj, Layer):
+        return _serialize_layer(obj)
+    if _is_function(obj):
+        return _serialize_function(obj)
+    module = _object_module(obj)
+    if module is None:
+        raise TypeError(f"serialize_keras_object: cannot serialize {obj!r} (a "
+                        f"{type(obj).__name__}): expected a Keras object with get_config(), "
+                        "a named function, or plain values")
+    registered = type(obj).__dict__.get("_registered_name")
+    return {"module": module, "class_name": type(obj).__name__,
+            "config": _jsonable(obj.get_config(), f"{type(obj).__name__} config"),
+            "registered_name": registered}
+
+
+def _object_kinds():
+    """``(module name, base class, builtin classes by name)`` of the non-layer Keras objects."""
+    from . import initializers, losses, metrics, optimizers, regularizers
+    from .optimizers import schedules
+    return (("keras.regularizers", regularizers.Regularizer, regularizers._CLASSES),
+            ("keras.initializers", initializers.Initializer, initializers._CLASSES),
+            ("keras.optimizers.schedules", schedules.LearningRateSchedule, schedules._BY_NAME),
+            ("keras.optimizers", optimizers.Optimizer, optimizers._CLASSES),
+            ("keras.optimizers", optimizers.LossScaleOptimizer, optimizers._CLASSES),
+            ("keras.losses", losses.Loss, losses._CLASSES),
+            ("keras.metrics", metrics.Metric, metrics._CLASSES))
+
+
+def _object_module(obj):
+    """The Keras module an object's entry names (its own module for user classes), or None
+    when it is not a serializable Keras object."""
+    for module, base, _ in _object_kinds():
+        if isinstance(obj, base):
+            own = type(obj).__module__
+            return module if own.split(".")[0] == "minitf" else own
+    return None
+
+
+def _is_function(value):
+    import types
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType))
+
+
+def _builtin_functions():
+    """``{(module, name): function}`` of the activations and loss functions Keras names."""
+    from . import activations, losses
+    found = {("keras.activations", k): v for k, v in activations._BY_NAME.items()}
+    found.update({("keras.losses", k): v for k, v in losses._FUNCTIONS.items()})
+    return found
+
+
+def _serialize_function(fn):
+    """A function by name: registered ones under their key, Keras' own under their module;
+    another named function is written with its name, and loading needs it in
+    ``custom_objects`` (as in Keras 3). Lambdas have no name to look up and are refused."""
+    name = fn.__name__
+    registered = getattr(fn, "_registered_name", None)
+    if registered is not None:
+        return {"module": fn.__module__, "class_name": "function",
+                "config": registered.split(">", 1)[-1], "registered_name": registered}
+    for (module, key), builtin in _builtin_functions().items():
+        if builtin is fn and key == name:
+            return {"module": module, "class_name": "function", "config": name,
+                    "registered_name": name}
+    if name == "<lambda>":
+        raise TypeError("cannot serialize a lambda: it has no name to load it by; use a "
+                        "named function (registered with "
+                        "@keras.saving.register_keras_serializable()) instead")
+    return {"module": fn.__module__, "class_name": "function", "config": name,
+            "registered_name": name}
+
+
+def _serialize_layer(layer):
     from .models import Functional
     registered = type(layer).__dict__.get("_registered_name")
     if type(layer) is Functional:
@@ -236,13 +318,18 @@ def _resolve(entry, custom_objects):
                          "minitf never executes code from a model file; rebuild that part in "
                          "Python and load the weights")
     registered = entry.get("registered_name")
-    for mapping in [custom_objects or {}] + _SCOPES[::-1] + [_CUSTOM_OBJECTS]:
-        for key in (registered, class_name):
-            if key and key in mapping:
-                return mapping[key]
+    found = _lookup((registered, class_name), custom_objects)
+    if found is not None:
+        return found
     builtins = _builtin_classes()
-    if class_name in builtins and (registered in (None, class_name)):
+    if class_name in builtins and (registered in (None, class_name)) and not str(
+            entry.get("module")).startswith(("keras.regularizers", "keras.initializers",
+                                             "keras.optimizers", "keras.losses",
+                                             "keras.metrics")):
         return builtins[class_name]
+    found = _resolve_object_class(entry) if registered in (None, class_name) else None
+    if found is not None:
+        return found
     raise ValueError(f"unknown class {registered or class_name!r} in the model config: pass it "
                      "in custom_objects={...} or decorate it with "
                      "@keras.saving.register_keras_serializable()")
@@ -259,15 +346,76 @@ def _check_no_code(value, where):
             _check_no_code(v, f"{where}[{i}]")
 
 
+def _lookup(keys, custom_objects):
+    for mapping in [custom_objects or {}] + _SCOPES[::-1] + [_CUSTOM_OBJECTS]:
+        for key in keys:
+            if key and key in mapping:
+                return mapping[key]
+    return None
+
+
+def _resolve_function(entry, custom_objects):
+    """A function named by an entry: from ``custom_objects``, a scope or the registry, else
+    Keras' own activations and losses. Only looked up, never imported."""
+    name, registered = entry.get("config"), entry.get("registered_name")
+    found = _lookup((registered, name), custom_objects)
+    if found is None:
+        found = _builtin_functions().get((entry.get("module"), name))
+    if found is None:
+        found = next((fn for (_, key), fn in _builtin_functions().items() if key == name), None)
+    if found is None:
+        raise ValueError(f"unknown function {registered or name!r} in the config: pass it in "
+                         "custom_objects={...} or decorate it with "
+                         "@keras.saving.register_keras_serializable()")
+    return found
+
+
+def _resolve_object_class(entry):
+    """A builtin non-layer class (regularizer, initializer, optimizer...) named by an entry;
+    its ``module`` decides between namesakes (``keras.losses`` vs ``keras.metrics``)."""
+    name, module = entry.get("class_name"), entry.get("module")
+    kinds = _object_kinds()
+    for kind_module, _, classes in kinds:
+        if kind_module == module and name in classes:
+            return classes[name]
+    if module is None or not str(module).startswith("keras.layers"):
+        for _, _, classes in kinds:
+            if name in classes:
+                return classes[name]
+    return None
+
+
 def deserialize_keras_object(entry, custom_objects=None):
-    """Build a layer or model from ``serialize_keras_object``'s entry (weights not loaded)."""
+    """Build the object ``serialize_keras_object`` described: a layer or model (weights not
+    loaded), another Keras object through its class's ``from_config``, or a function looked up
+    by name. Plain values come back as they are."""
+    if custom_objects:  # seen by nested lookups too (a Dense's activation entry...)
+        with CustomObjectScope(custom_objects):
+            return _deserialize(entry, custom_objects)
+    return _deserialize(entry, custom_objects)
+
+
+def _deserialize(entry, custom_objects):
     from .models import Functional, Sequential
+    if entry is None or isinstance(entry, (bool, int, float, str)):
+        return entry
+    if isinstance(entry, list):
+        return [deserialize_keras_object(v, custom_objects) for v in entry]
     if not isinstance(entry, dict) or "class_name" not in entry:
         raise ValueError(f"deserialize_keras_object: expected a dict with 'class_name', got "
                          f"{type(entry).__name__}")
     _check_no_code(entry, entry["class_name"])
+    if entry["class_name"] == "function":
+        return _resolve_function(entry, custom_objects)
     cls = _resolve(entry, custom_objects)
     config = dict(entry.get("config") or {})
+    if not (isinstance(cls, type) and issubclass(cls, Layer)):
+        try:
+            return cls.from_config(config)
+        except TypeError as exc:
+            raise ValueError(f"{getattr(cls, '__name__', cls)}.from_config failed ({exc}); a "
+                             "class whose __init__ takes arguments needs get_config() returning "
+                             "them") from None
     if cls is InputLayer:
         return InputLayer(batch_shape=tuple(config["batch_shape"]), dtype=config.get("dtype"),
                           name=config.get("name"))
@@ -349,8 +497,11 @@ def _is_flat_shape(shape):
     return isinstance(shape, list) and all(d is None or isinstance(d, int) for d in shape)
 
 
-def _functional_from_config(config, custom_objects):
+def _functional_from_config(config, custom_objects, cls=None):
+    """The model of a functional config: ``cls(inputs, outputs, name=...)`` (``Functional``
+    unless a subclass of Model is given)."""
     from .models import Functional
+    cls = cls or Functional
     created, tensors = {}, {}
     pending = []
     for entry in config["layers"]:
@@ -404,6 +555,6 @@ def _functional_from_config(config, custom_objects):
             raise ValueError(f"functional config: unknown tensor {exc.args[0]}") from None
 
     inputs, outputs = pick(config["input_layers"]), pick(config["output_layers"])
-    return Functional(inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs,
-                      outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs,
-                      name=config.get("name"), trainable=config.get("trainable", True))
+    return cls(inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs,
+               outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs,
+               name=config.get("name"), trainable=config.get("trainable", True))

@@ -166,7 +166,39 @@ class Trainer:
           {name: _MeanTracker(f"{name}_loss") for name in outputs if name} if loss else {})
         s(self, "_run_eagerly", bool(run_eagerly))
         s(self, "_train_fn", None)
+        s(self, "_compile_args", {"optimizer": opt, "loss": loss, "metrics": metrics,
+                                  "loss_weights": loss_weights,
+                                  "weighted_metrics": weighted_metrics})
         s(self, "compiled", True)
+
+    def get_compile_config(self):
+        """The ``compile()`` arguments as serialized Keras objects (what a ``.keras`` file
+        records to compile the model again on load), or None when not compiled."""
+        from .serialization import serialize_keras_object
+        args = self.__dict__.get("_compile_args")
+        if not self.compiled or args is None:
+            return None
+        return {k: serialize_keras_object(v) for k, v in args.items()}
+
+    def compile_from_config(self, config):
+        """Compile with the arguments ``get_compile_config`` recorded, and create the
+        optimizer's variables so that saved optimizer state can be loaded into them. A model
+        whose class overrides ``compile`` (its own signature) is left uncompiled, as in
+        Keras."""
+        from .serialization import deserialize_keras_object
+        if not config or type(self).compile is not Trainer.compile:
+            return
+
+        def build(value):  # dicts by output name and lists hold entries
+            if isinstance(value, dict) and "class_name" not in value:
+                return {k: build(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [build(v) for v in value]
+            return deserialize_keras_object(value)
+
+        self.compile(**{k: build(v) for k, v in config.items()})
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
 
     @staticmethod
     def _resolve_loss(loss):
@@ -397,6 +429,8 @@ class Trainer:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
             target = opt.get_scaled_loss(loss) if scaled else loss
+        if not variables:  # nothing to train (a model of stateless layers): Keras steps on
+            return loss, y_pred
         grads = tape.gradient(target, variables)
         if scaled:
             grads = opt.get_unscaled_gradients(grads)

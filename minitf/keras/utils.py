@@ -56,3 +56,39 @@ def normalize(x, axis=-1, order=2):
     norm = np.linalg.norm(x, ord=order, axis=axis, keepdims=True)
     norm[norm == 0] = 1
     return x / norm
+
+
+def array_to_img(x, data_format=None, scale=True, dtype=None):
+    """A PIL image from an ``(height, width, channels)`` array (1, 3 or 4 channels); with
+    ``scale`` the values are shifted and scaled to 0..255 first, as Keras does."""
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise ImportError("keras.utils.array_to_img needs Pillow (pip install pillow)") from exc
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"array_to_img: only data_format='channels_last' is supported, got "
+                         f"{data_format!r}")
+    x = B.to_numpy(x._value) if isinstance(x, Tensor) else np.asarray(x)
+    x = x.astype(np.float32)
+    if x.ndim != 3 or x.shape[-1] not in (1, 3, 4):
+        raise ValueError(f"array_to_img: expected an array of shape (height, width, 1|3|4), "
+                         f"got {x.shape}")
+    if scale:
+        x = x - np.min(x)
+        peak = np.max(x)
+        if peak != 0:
+            x = x / peak
+        x = x * 255
+    pixels = np.clip(np.round(x), 0, 255).astype(np.uint8) if scale else x.astype(np.uint8)
+    if pixels.shape[-1] == 1:
+        return Image.fromarray(pixels[:, :, 0], "L")
+    return Image.fromarray(pixels, "RGB" if pixels.shape[-1] == 3 else "RGBA")
+
+
+def img_to_array(img, data_format=None, dtype="float32"):
+    """The ``(height, width, channels)`` float array of a PIL image."""
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"img_to_array: only data_format='channels_last' is supported, got "
+                         f"{data_format!r}")
+    x = np.asarray(img, dtype=dtype)
+    return x[:, :, None] if x.ndim == 2 else x

@@ -152,6 +152,52 @@ def test_multi_input_multi_output_model_in_a_custom_loop():
     assert losses[-1] < losses[0]
 
 
+@pytest.mark.parametrize("form", ["dict", "list"])
+def test_multi_input_multi_output_model_through_compile_and_fit(form):
+    """The guide's ``compile(loss=[...], loss_weights=[1.0, 0.2])`` (or the same as dicts keyed
+    by output name) and ``fit({"title": ..., "body": ..., "tags": ...}, {"priority": ...,
+    "department": ...})``: one SGD step equals the same step written with GradientTape."""
+    tf.random.set_seed(4)
+    model, reference = _ticket_model(), _ticket_model()
+    reference.set_weights(model.get_weights())
+    rng = np.random.default_rng(4)
+    inputs = {"title": rng.integers(0, 1000, (16, 10)), "body": rng.integers(0, 1000, (16, 20)),
+              "tags": rng.integers(0, 2, (16, 12)).astype("float32")}
+    targets = {"priority": rng.uniform(size=(16, 1)).astype("float32"),
+               "department": rng.integers(0, 2, (16, 4)).astype("float32")}
+    bce = keras.losses.BinaryCrossentropy(from_logits=True)
+    cce = keras.losses.CategoricalCrossentropy(from_logits=True)
+    if form == "dict":
+        model.compile(optimizer=keras.optimizers.SGD(0.1),
+                      loss={"priority": bce, "department": cce},
+                      loss_weights={"priority": 1.0, "department": 0.2})
+    else:  # a list follows the order in which the outputs dict was written, as in the guide
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss=[bce, cce],
+                      loss_weights=[1.0, 0.2])
+    history = model.fit(inputs, targets, epochs=1, batch_size=16, verbose=0).history
+
+    out = reference(inputs)
+    p_loss = float(bce(targets["priority"], out["priority"]))
+    d_loss = float(cce(targets["department"], out["department"]))
+    # independent float64 check of the weighted sum at the initial weights
+    logits = out["priority"].numpy().astype(np.float64)
+    y = targets["priority"].astype(np.float64)
+    np.testing.assert_allclose(p_loss, np.mean(np.maximum(logits, 0) - logits * y
+                                               + np.log1p(np.exp(-np.abs(logits)))), rtol=1e-5)
+    assert history["loss"][0] == pytest.approx(p_loss + 0.2 * d_loss, rel=1e-5)
+    assert history["priority_loss"][0] == pytest.approx(p_loss, rel=1e-5)
+    assert history["department_loss"][0] == pytest.approx(d_loss, rel=1e-5)
+
+    with tf.GradientTape() as tape:
+        out = reference(inputs)
+        loss = bce(targets["priority"], out["priority"]) + 0.2 * cce(targets["department"],
+                                                                     out["department"])
+    grads = tape.gradient(loss, reference.trainable_variables)
+    keras.optimizers.SGD(0.1).apply_gradients(zip(grads, reference.trainable_variables))
+    for a, b in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 def test_toy_resnet_parameters():
     inputs = keras.Input(shape=(32, 32, 3), name="img")
     x = layers.Conv2D(32, 3, activation="relu")(inputs)

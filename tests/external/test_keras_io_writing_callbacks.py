@@ -3,8 +3,9 @@
 guides/writing_your_own_callbacks.py): the guide's CustomCallback, LossAndErrorPrintingCallback,
 EarlyStoppingAtMinLoss and CustomLearningRateScheduler on the guide's model (Dense(1) on 784
 inputs, RMSprop(0.1), mean squared error), with Fashion-MNIST (shipped with the repository) in
-place of MNIST. The learning rate is read and set through ``optimizer.learning_rate`` (Keras 3;
-the 2020 text uses ``backend.get_value``/``set_value`` on ``optimizer.lr``)."""
+place of MNIST. The learning rate is read and set through ``optimizer.learning_rate`` (Keras 3)
+and, as the 2020 text does, through ``keras.backend.get_value``/``set_value`` on
+``optimizer.lr``."""
 import numpy as np
 import pytest
 
@@ -196,3 +197,27 @@ def test_learning_rate_scheduling(mnist_like):
                              float(model.optimizer.learning_rate)))])
     expected = [0.1] * 3 + [0.05] * 3 + [0.01] * 3 + [0.005] * 3 + [0.001] * 3
     assert rates == pytest.approx(expected, rel=1e-6)
+
+
+class BackendLearningRateScheduler(CustomLearningRateScheduler):
+    """The 2020 text's version: ``tf.keras.backend.get_value``/``set_value`` on ``lr``."""
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if not hasattr(self.model.optimizer, "lr"):
+            raise ValueError('Optimizer must have a "lr" attribute.')
+        lr = float(tf.keras.backend.get_value(self.model.optimizer.learning_rate))
+        scheduled_lr = self.schedule(epoch, lr)
+        tf.keras.backend.set_value(self.model.optimizer.lr, scheduled_lr)
+
+
+def test_learning_rate_scheduling_through_the_backend_functions(mnist_like):
+    (x_train, y_train), _ = mnist_like
+    model = get_model()
+    rates = []
+    model.fit(x_train, y_train, batch_size=64, steps_per_epoch=2, epochs=7, verbose=0,
+              callbacks=[BackendLearningRateScheduler(lr_schedule),
+                         keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: rates.append(
+                             float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))))])
+    assert rates == pytest.approx([0.1] * 3 + [0.05] * 3 + [0.01], rel=1e-6)
+    with pytest.raises(TypeError, match="set_value"):
+        tf.keras.backend.set_value(0.1, 0.2)

@@ -4,7 +4,9 @@
 Behaviours and numbers taken from the guide: weights created in ``__init__`` or lazily in
 ``build``, non-trainable weights updated in ``call``, nested layers' weights, ``add_loss``
 cleared at every outer call, ``kernel_regularizer`` losses, ``get_config``/``from_config``, the
-``training`` argument, and the end-to-end VAE trained with a custom loop.
+``training`` argument (with ``keras.random.dropout``), the ``add_loss`` terms that ``fit`` adds
+to the compiled loss (or uses alone when ``compile`` has none), and the end-to-end VAE trained
+with a custom loop and with ``fit``.
 """
 import numpy as np
 import pytest
@@ -196,7 +198,7 @@ class CustomDropout(keras.layers.Layer):
 
     def call(self, inputs, training=None):
         if training:
-            return tf.nn.dropout(inputs, rate=self.rate)
+            return keras.random.dropout(inputs, rate=self.rate)
         return inputs
 
 
@@ -207,6 +209,23 @@ def test_training_argument():
     y = layer(x, training=True).numpy()
     assert set(np.unique(y)) <= {0.0, 2.0}
     assert 0.3 < (y == 0).mean() < 0.7
+
+
+def test_fit_adds_the_layer_losses_to_the_compiled_loss():
+    """The guide's ``Input(3) -> ActivityRegularizationLayer()`` model: no weights at all; the
+    loss fit reports is mse + 1e-2 * mean(inputs), then the add_loss term alone."""
+    inputs = keras.Input(shape=(3,))
+    outputs = ActivityRegularizationLayer()(inputs)
+    model = keras.Model(inputs, outputs)
+    rng = np.random.default_rng(5)
+    x, y = rng.random((2, 3)).astype("float32"), rng.random((2, 3)).astype("float32")
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(x, y, verbose=0).history
+    expected = np.mean((x.astype(np.float64) - y) ** 2) + 1e-2 * np.mean(x)
+    assert history["loss"][0] == pytest.approx(expected, rel=1e-5)
+    model.compile(optimizer="adam")
+    history = model.fit(x, y, verbose=0).history
+    assert history["loss"][0] == pytest.approx(1e-2 * np.mean(x), rel=1e-5)
 
 
 # --- the end-to-end VAE of the guide -------------------------------------------------------------
@@ -304,3 +323,21 @@ def test_vae_custom_training_loop_reduces_loss():
     vae(x_train[:16])
     kl = -0.5 * np.mean(zl - zm ** 2 - np.exp(zl) + 1)
     np.testing.assert_allclose(float(vae.losses[0]), kl, rtol=1e-4)
+
+
+def test_vae_trains_with_fit():
+    """The guide's last step: ``vae.compile(optimizer, loss=keras.losses.MeanSquaredError())``
+    and ``vae.fit(x_train, x_train, epochs=2, batch_size=64)``: the KL term from ``add_loss``
+    enters the loss fit minimises."""
+    tf.random.set_seed(4)
+    rng = np.random.default_rng(1)
+    prototypes = rng.uniform(0, 1, (4, 64))
+    x_train = np.clip(prototypes[rng.integers(0, 4, 256)] + rng.normal(0, 0.05, (256, 64)),
+                      0, 1).astype("float32")
+    vae = VariationalAutoEncoder(64, 32, 8)
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    vae.compile(optimizer, loss=keras.losses.MeanSquaredError())
+    history = vae.fit(x_train, x_train, epochs=4, batch_size=64, verbose=0).history
+    assert history["loss"][-1] < 0.8 * history["loss"][0]
+    assert int(vae.optimizer.iterations) == 16
+    assert len(vae.losses) == 1  # the KL term of the last call

@@ -1,6 +1,6 @@
 """Port of keras.io's guide "Writing a training loop from scratch in TensorFlow"
-(https://keras.io/guides/writing_a_training_loop_from_scratch/), on a Fashion-MNIST slice with
-plain numpy batching instead of ``tf.data``.
+(https://keras.io/guides/writing_a_training_loop_from_scratch/), on a Fashion-MNIST slice fed
+through ``tf.data`` as the guide does (``from_tensor_slices``, ``shuffle``, ``batch``).
 
 From the guide: the functional 784-64-64-10 model (Adam here, for a short run), a
 ``SparseCategoricalCrossentropy(from_logits=True)`` loss, ``SparseCategoricalAccuracy``
@@ -62,15 +62,21 @@ def test_training_loop(fashion_mnist_small):
         val_logits = model(x, training=False)
         val_acc_metric.update_state(y, val_logits)
 
+    train_dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+    train_dataset = train_dataset.shuffle(buffer_size=1024).batch(100)
+    val_dataset = tf.data.Dataset.from_tensor_slices((x_val, y_val)).batch(100)
+
     accuracies = []
     for epoch in range(3):
-        for start in range(0, 1000, 100):
-            train_step(tf.constant(x_train[start:start + 100]),
-                       tf.constant(y_train[start:start + 100]))
+        steps = 0
+        for step, (x_batch_train, y_batch_train) in enumerate(train_dataset):
+            train_step(x_batch_train, y_batch_train)
+            steps += 1
+        assert steps == 10
         train_acc = float(train_acc_metric.result())
         train_acc_metric.reset_state()
-        for start in range(0, 200, 100):
-            test_step(tf.constant(x_val[start:start + 100]), tf.constant(y_val[start:start + 100]))
+        for x_batch_val, y_batch_val in val_dataset:
+            test_step(x_batch_val, y_batch_val)
         accuracies.append((train_acc, float(val_acc_metric.result())))
         val_acc_metric.reset_state()
     assert accuracies[-1][0] > accuracies[0][0]
@@ -103,8 +109,8 @@ def test_add_loss_in_a_traced_step(fashion_mnist_small):
         optimizer.apply_gradients(zip(grads, model.trainable_weights))
         return loss_value
 
-    for start in range(0, 300, 100):
-        x, y = x_train[start:start + 100], y_train[start:start + 100]
+    train_dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(100)
+    for x, y in train_dataset.take(3):
         expected = float(loss_fn(y, model(x))) + float(sum(model.losses))  # eager, same weights
         traced = float(train_step(tf.constant(x), tf.constant(y)))
         np.testing.assert_allclose(traced, expected, rtol=1e-5)

@@ -4,12 +4,14 @@
 From the example: the discriminator (ZeroPadding2D, four strided 5x5 Conv2D blocks with
 LeakyReLU(0.2) and Dropout, Flatten, Dense(1)) has 4,305,409 parameters; the generator (Dense,
 BatchNormalization, LeakyReLU, Reshape, three UpSampling2D + Conv2D blocks, Cropping2D)
-910,660 and produces 28x28x1 images. The WGAN subclass overrides ``compile`` and ``train_step``;
-here ``train_step`` is called directly on batches (instead of through ``fit``) with narrower
-layers. The gradient penalty (a gradient inside the tape) is checked against central
+910,660 and produces 28x28x1 images. The WGAN subclass overrides ``compile`` and ``train_step``
+and trains through ``wgan.fit(train_images, batch_size=..., epochs=..., callbacks=[cbk])`` with
+a ``GANMonitor`` callback that draws images from the generator at the end of each epoch; here
+with narrower layers, a few images and two epochs. The gradient penalty (a gradient inside the tape) is checked against central
 differences of the penalty in float64.
 """
 import numpy as np
+from PIL import Image
 
 import minitf as tf
 from minitf import keras
@@ -156,7 +158,29 @@ def test_full_size_models_match_the_example():
     assert tuple(d_model.output.shape) == (None, 1)
 
 
-def test_train_step_runs_and_returns_finite_losses():
+class GANMonitor(keras.callbacks.Callback):
+    """The example's monitor: PNG files of generated images at each epoch's end (here in
+    ``directory``), keeping the arrays too for the test."""
+
+    def __init__(self, num_img=2, latent_dim=8, directory="."):
+        super().__init__()
+        self.num_img = num_img
+        self.latent_dim = latent_dim
+        self.directory = directory
+        self.images = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        random_latent_vectors = tf.random.normal(shape=(self.num_img, self.latent_dim))
+        generated_images = self.model.generator(random_latent_vectors)
+        generated_images = (generated_images * 127.5) + 127.5
+        for i in range(self.num_img):
+            img = generated_images[i].numpy()
+            img = keras.utils.array_to_img(img)
+            img.save(f"{self.directory}/generated_img_{i}_{epoch}.png")
+        self.images.append((epoch, generated_images.numpy(), dict(logs)))
+
+
+def test_fit_runs_the_train_step_and_the_monitor(tmp_path):
     tf.random.set_seed(0)
     d_model = get_discriminator_model(width=4)
     g_model = get_generator_model(width=16, noise_dim=8)
@@ -168,9 +192,22 @@ def test_train_step_runs_and_returns_finite_losses():
     rng = np.random.default_rng(0)
     real = (rng.uniform(0, 255, (6, 28, 28, 1)).astype("float32") - 127.5) / 127.5
     before = [v.numpy() for v in d_model.trainable_variables + g_model.trainable_variables]
-    for _ in range(2):
-        logs = wgan.train_step((tf.constant(real),))
-    assert np.isfinite(float(logs["d_loss"])) and np.isfinite(float(logs["g_loss"]))
+    cbk = GANMonitor(num_img=2, latent_dim=8, directory=str(tmp_path))
+    history = wgan.fit(real, batch_size=6, epochs=2, callbacks=[cbk], verbose=0).history
+    assert sorted(history) == ["d_loss", "g_loss"] and len(history["d_loss"]) == 2
+    assert all(np.isfinite(history["d_loss"])) and all(np.isfinite(history["g_loss"]))
+    assert [epoch for epoch, _, _ in cbk.images] == [0, 1]
+    for epoch, images, logs in cbk.images:
+        assert images.shape == (2, 28, 28, 1)
+        # tanh output rescaled to pixel values
+        assert images.min() >= 0.0 and images.max() <= 255.0
+        assert logs["d_loss"] == history["d_loss"][epoch]
+        # the PNG holds the image rescaled to the full 0..255 range (array_to_img(scale=True))
+        png = keras.utils.img_to_array(Image.open(tmp_path / f"generated_img_0_{epoch}.png"),
+                                       dtype="float64")[..., 0]
+        lo, hi = images[0].min(), images[0].max()
+        np.testing.assert_allclose(png, np.round((images[0][..., 0] - lo) / (hi - lo) * 255),
+                                   atol=1)
     after = [v.numpy() for v in d_model.trainable_variables + g_model.trainable_variables]
     changed = [not np.array_equal(a, b) for a, b in zip(before, after)]
     # The critic's output bias cancels in mean(fake) - mean(real) and does not enter the

@@ -1,8 +1,7 @@
 """The tensorflow.org guide "Basic training loops"
 (https://www.tensorflow.org/guide/basic_training_loops): fit y = 3x + 2 plus noise with a linear
 model of two Variables (w = 5, b = 0 at the start), gradient descent at learning rate 0.1 for
-10 epochs on 201 points in [-2, 2]. The guide's model subclasses tf.Module; a plain class holds
-the Variables here. The training step runs eagerly and under ``minitf.function``; both follow a
+10 epochs on 201 points in [-2, 2]. The guide's model subclasses tf.Module, as here. The training step runs eagerly and under ``minitf.function``; both follow a
 float64 numpy gradient descent on the same data.
 """
 import numpy as np
@@ -13,8 +12,9 @@ import minitf as tf
 TRUE_W, TRUE_B, NUM_EXAMPLES = 3.0, 2.0, 201
 
 
-class MyModel:
-    def __init__(self):
+class MyModel(tf.Module):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
         self.w = tf.Variable(5.0)
         self.b = tf.Variable(0.0)
 
@@ -54,6 +54,9 @@ def _numpy_descent(x, y, epochs=10, lr=0.1):
 def test_untrained_model_and_initial_loss():
     model = MyModel()
     assert float(model(3.0).numpy()) == 15.0
+    # the module collects its Variables, as the guide prints them
+    assert sorted(float(v.numpy()) for v in model.variables) == [0.0, 5.0]
+    assert len(model.trainable_variables) == 2
     x, y = _data()
     xn, yn = x.numpy().astype(np.float64), y.numpy().astype(np.float64)
     assert float(loss(y, model(x))) == pytest.approx(np.mean((5 * xn - yn) ** 2), rel=1e-5)

@@ -1,10 +1,10 @@
 """The examples of the tensorflow.org guide "TensorFlow basics" (https://www.tensorflow.org/guide/basics),
 run with ``import minitf as tf``. Values are the ones the guide prints, or float64 numpy.
 
-Changed or left out (outside minitf's autodiff): ``tf.Module`` becomes a plain Python class
-listing its variables, ``tf.data.Dataset.shuffle().batch()`` a numpy permutation, and the Keras
-``Lambda`` layer a feature function applied before the model; ``tf.saved_model``,
-``tf.config.list_physical_devices``, ``Tensor.device`` and the plots are left out.
+The guide's ``tf.Module`` subclasses (without ``super().__init__()``, as written there), its
+``tf.data.Dataset.shuffle().batch()`` pipeline, the Keras ``Lambda`` layer and
+``tf.config.list_physical_devices`` are used as the guide uses them; ``tf.saved_model``,
+``Tensor.device`` and the plots are left out.
 """
 import numpy as np
 import pytest
@@ -72,7 +72,7 @@ def test_graphs_and_retracing(capsys):
     assert capsys.readouterr().out == "Tracing.\n"  # new dtype: traced again
 
 
-class MyModule:
+class MyModule(tf.Module):
     def __init__(self, value):
         self.weight = tf.Variable(value)
 
@@ -84,9 +84,16 @@ class MyModule:
 def test_module_method_function():
     mod = MyModule(3)
     np.testing.assert_array_equal(mod.multiply(tf.constant([1, 2, 3])).numpy(), [3, 6, 9])
+    assert [int(v.numpy()) for v in mod.variables] == [3]
 
 
-class QuadModel:
+def test_devices():
+    gpus = tf.config.list_physical_devices("GPU")
+    assert bool(gpus) == (tf.get_backend() == "cupy")
+    assert tf.config.list_physical_devices("CPU")
+
+
+class QuadModel(tf.Module):
     """The guide's model; ``__call__`` is a ``tf.function`` (``EagerQuadModel`` below is not)."""
 
     def __init__(self):
@@ -94,7 +101,6 @@ class QuadModel:
         self.w_q = tf.Variable(rand_init[0])
         self.w_l = tf.Variable(rand_init[1])
         self.b = tf.Variable(rand_init[2])
-        self.variables = (self.b, self.w_l, self.w_q)
 
     @tf.function
     def __call__(self, x):
@@ -124,13 +130,15 @@ def test_training_loop_recovers_the_quadratic(model_class):
     x, y = _data()
     quad_model = model_class()
     initial = float(mse_loss(quad_model(x), y))
-    rng = np.random.RandomState(0)
+    # the module collects its Variables, ordered by attribute name as TF orders them
+    assert [id(v) for v in quad_model.variables] == [
+        id(quad_model.b), id(quad_model.w_l), id(quad_model.w_q)]
     learning_rate = 0.01
+    batch_size = 32
+    dataset = tf.data.Dataset.from_tensor_slices((x, y))
+    dataset = dataset.shuffle(buffer_size=x.shape[0]).batch(batch_size)
     for _ in range(100):
-        order = rng.permutation(201)
-        for start in range(0, 201, 32):
-            idx = tf.constant(order[start:start + 32])
-            x_batch, y_batch = tf.gather(x, idx), tf.gather(y, idx)
+        for x_batch, y_batch in dataset:
             with tf.GradientTape() as tape:
                 batch_loss = mse_loss(quad_model(x_batch), y_batch)
             grads = tape.gradient(batch_loss, quad_model.variables)
@@ -150,12 +158,12 @@ def test_training_loop_recovers_the_quadratic(model_class):
 
 def test_keras_fit_recovers_the_quadratic():
     x, y = _data()
-    features = tf.stack([x, x ** 2], axis=1)  # the guide's Lambda layer, applied beforehand
     new_model = tf.keras.Sequential([
+        tf.keras.layers.Lambda(lambda x: tf.stack([x, x ** 2], axis=1)),
         tf.keras.layers.Dense(units=1, kernel_initializer=tf.random.normal)])
     new_model.compile(loss=tf.keras.losses.MSE,
                       optimizer=tf.keras.optimizers.SGD(learning_rate=0.01))
-    history = new_model.fit(features, y, epochs=100, batch_size=32, verbose=0)
+    history = new_model.fit(x, y, epochs=100, batch_size=32, verbose=0)
     losses = history.history["loss"]
     assert losses[-1] < losses[0]
     xv, yv = x.numpy().astype(np.float64), y.numpy().astype(np.float64)

@@ -244,3 +244,15 @@ def test_get_and_config():
         losses.get("nope")
     with pytest.raises(ValueError):
         losses.MeanSquaredError(reduction="average")
+
+
+def test_kl_divergence_matches_numpy():
+    y_true = np.array([[0.2, 0.8], [0.5, 0.5], [0.0, 1.0]])
+    y_pred = np.array([[0.4, 0.6], [0.1, 0.9], [0.3, 0.7]])
+    t, p = np.clip(y_true, 1e-7, 1), np.clip(y_pred, 1e-7, 1)
+    per_sample = np.sum(t * np.log(t / p), axis=-1)
+    np.testing.assert_allclose(losses.kl_divergence(y_true, y_pred).numpy(), per_sample,
+                               rtol=1e-5)
+    np.testing.assert_allclose(float(losses.KLDivergence()(y_true, y_pred)),
+                               per_sample.mean(), rtol=1e-5)
+    assert losses.get("kld") is losses.kl_divergence

@@ -1,4 +1,5 @@
-"""``Layer``, ``InputLayer``/``Input`` and the symbolic ``KerasTensor`` of functional models.
+"""``Layer``, the base class of layers and models (``KerasTensor``/``Node``: ``symbolic.py``;
+``Input``/``InputLayer``: ``input_layer.py``, both importable from here too).
 
 Tracking. ``Layer.__setattr__`` sends every assigned value through a tracker, as Keras does:
 layers and Variables are recorded under their attribute name, and plain lists and dicts are
@@ -51,6 +52,8 @@ from .. import mixed_precision
 from . import tracking
 from .auto_config import has_own_init as _has_own_init
 from .auto_config import record_init_args as _record_init_args
+from .symbolic import (KerasTensor, Node, _batchless, _is_shape, _is_spec,  # noqa: F401
+                       _is_symbolic, _map_leaves)
 from .tracking import (_CTX, TrackedDict, TrackedList, _bump, _wrap, clear_session,  # noqa: F401
                        to_snake_case, unique_name)
 
@@ -64,65 +67,6 @@ def _trackable(value):
     containers (they may receive layers later) and tuples holding state."""
     return isinstance(value, (Layer, Variable, TrackedList, TrackedDict)) or (
         isinstance(value, tuple) and tracking.has_state(value))
-
-
-# --- symbolic tensors ----------------------------------------------------------------------------
-
-class Node:
-    """One symbolic layer call: ``layer(*args, **kwargs)`` with KerasTensors among the args."""
-    __slots__ = ("layer", "args", "kwargs", "outputs", "inputs")
-
-    def __init__(self, layer, args, kwargs):
-        self.layer = layer
-        self.args = args
-        self.kwargs = kwargs
-        self.inputs = [t for t in flatten(args) if isinstance(t, KerasTensor)]
-        self.outputs = None
-
-
-class KerasTensor:
-    """A symbolic placeholder (shape with ``None`` for unknown dims, dtype) in a layer graph.
-
-    Returned by ``keras.Input`` and by layers called on KerasTensors; a functional ``Model``
-    replays the recorded layer calls on real tensors.
-    """
-    __slots__ = ("shape", "dtype", "name", "_node", "__weakref__")
-
-    def __init__(self, shape, dtype="float32", name=None, node=None):
-        self.shape = TensorShape(None if d is None else int(d) for d in shape)
-        self.dtype = dtypes.as_dtype(dtype)
-        self.name = name
-        self._node = node
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    def __repr__(self):
-        return (f"<KerasTensor shape={tuple.__repr__(self.shape)}, dtype={self.dtype.name}, "
-                f"name={self.name}>")
-
-    def __array__(self, *args, **kwargs):
-        raise TypeError("a KerasTensor is a symbolic placeholder with no value: only Keras "
-                        "layers can be applied to it (wrap other computations in a Layer)")
-
-    def __bool__(self):
-        raise TypeError("a KerasTensor has no value (it is a symbolic functional-model input)")
-
-
-def _is_symbolic(inputs):
-    if isinstance(inputs, KerasTensor):
-        return True
-    if isinstance(inputs, (list, tuple, dict)):
-        return any(isinstance(t, KerasTensor) for t in flatten(inputs))
-    return False
-
-
-def _batchless(shape):
-    """``shape`` with the batch dimension unknown, as summaries print it."""
-    if shape is None or not len(shape):
-        return shape
-    return TensorShape((None,) + tuple(shape[1:]))
 
 
 # --- Layer ---------------------------------------------------------------------------------------
@@ -798,76 +742,6 @@ class Layer:
 
 tracking.STATE_TYPES = (Layer, Variable)
 
-def _map_leaves(fn, value, is_leaf):
-    """Apply ``fn`` to the leaves of a nest whose leaves may themselves be tuples (shapes)."""
-    if is_leaf(value):
-        return fn(value)
-    if isinstance(value, dict):
-        return {k: _map_leaves(fn, v, is_leaf) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map_leaves(fn, v, is_leaf) for v in value)
-    return value
 
-
-def _is_shape(value):
-    return isinstance(value, (tuple, list)) and all(
-        d is None or isinstance(d, int) for d in value)
-
-
-def _is_spec(value):
-    return (isinstance(value, tuple) and len(value) == 2 and _is_shape(value[0])
-            and isinstance(value[1], dtypes.DType))
-
-
-# --- inputs --------------------------------------------------------------------------------------
-
-class InputLayer(Layer):
-    """The entry of a functional model: holds the ``KerasTensor`` that ``Input`` returns."""
-
-    def __init__(self, shape=None, batch_size=None, dtype=None, batch_shape=None, name=None,
-                 input_shape=None, **kwargs):
-        kwargs.pop("sparse", None)
-        kwargs.pop("ragged", None)
-        if shape is None and input_shape is not None:
-            shape = input_shape
-        if batch_shape is None:
-            if shape is None:
-                raise ValueError("InputLayer/Input needs `shape` (without the batch dimension) "
-                                 "or `batch_shape`")
-            shape = (shape,) if isinstance(shape, int) else tuple(shape)
-            batch_shape = (batch_size,) + shape
-        dtype = "float32" if dtype is None else dtypes.as_dtype(dtype).name
-        super().__init__(name=name, dtype="float32" if not dtypes.as_dtype(dtype).is_floating
-                         else dtype, **kwargs)
-        object.__setattr__(self, "built", True)
-        node = Node(self, (), {})
-        kt = KerasTensor(batch_shape, dtype, name=self.name, node=node)
-        node.outputs = kt
-        self._inbound_nodes.append(node)
-        object.__setattr__(self, "_output_shape", kt.shape)
-        object.__setattr__(self, "_batch_input_shape", tuple(kt.shape))
-        object.__setattr__(self, "_input_tensor", kt)
-
-    @property
-    def batch_shape(self):
-        return tuple(self._input_tensor.shape)
-
-    def get_config(self):
-        return {"batch_shape": list(self._input_tensor.shape),
-                "dtype": self._input_tensor.dtype.name, "sparse": False, "name": self.name}
-
-    def call(self, inputs):
-        return inputs
-
-
-def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, **kwargs):
-    """A symbolic input for a functional model: ``x = keras.Input(shape=(784,))``.
-
-    ``shape`` excludes the batch dimension (``None`` entries for unknown sizes); ``dtype``
-    defaults to float32 (use an integer dtype for Embedding inputs).
-    """
-    kwargs.pop("sparse", None)
-    kwargs.pop("ragged", None)
-    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, batch_shape=batch_shape,
-                       name=name, **kwargs)
-    return layer._input_tensor
+# Input/InputLayer subclass Layer; importable from this module as before.
+from .input_layer import Input, InputLayer  # noqa: E402,F401

@@ -267,6 +267,7 @@ class Optimizer:
         self._exclude_names = tuple(self._exclude_names) + tuple(var_names or ())
         for e in self._entry_list:
             e.use_wd = self._use_weight_decay(e.var)
+        self._version += 1      # plans hold each variable's choice
 
     def _use_weight_decay(self, var):
         if id(var) in self._exclude_ids:
@@ -556,12 +557,15 @@ class Optimizer:
         flat = {i: gs[i].reshape(-1) for i in plan.split}
         kernel = self._kernel
         fused = self._fused_update
+        fused_arena = self._fused_arena
 
         def work(chunks):
             for i, sl, w, slots, t in chunks:
                 if i is None:   # an arena's variables, updated together
                     items, arena = sl, w
                     decay, sc = scalars[arena.group]
+                    if fused_arena(sc, arena, items.gradients(gs), items.decays(decay)):
+                        continue
                     for j, wj, gview, _, _ in items:
                         xp.copyto(gview, gs[j], casting="unsafe")
                     delta, scale = kernel(sc, arena.gflat, slots, t)
@@ -637,6 +641,12 @@ class Optimizer:
     def _fused_update(self, sc, g, slots, w, decay):
         """Apply the whole update of one chunk (slots and ``w = decay * w + ...``) in one
         native pass and return True, or return False to go through ``_kernel``."""
+        return False
+
+    def _fused_arena(self, sc, arena, gs, decays):
+        """Apply the whole update of an arena's variables (``gs``: their gradients, ``decays``:
+        their weight-decay factors) in one native call and return True, or return False to go
+        through ``_kernel``."""
         return False
 
     def _kernel(self, sc, g, slots, t):

@@ -15,9 +15,10 @@ each call's gradients. Slots are non-trainable Variables created before the host
 of small variables created together live in one contiguous ``Arena`` so their update is a few
 flat calls (small models are bound by per-call overhead). An optimizer may also fuse a chunk's
 whole update into one native pass (``_fused_update``: Adam through ``minitf.native`` when a C
-compiler is available, with the same bits). On numpy, large updates (from 328k elements, 1M
-when fused) are split in two parts updated on two threads (numpy releases the GIL inside
-ufuncs). In a training step a BLAS product runs just before the update, and OpenBLAS's
+compiler is available, with the same bits), and an arena's whole update into one native call
+(``_fused_arena``: Adam through ``minitf.native.AdamBatch``). On numpy, large updates (from
+328k elements, 1M when fused) are split in two parts updated on two threads (numpy releases
+the GIL inside ufuncs). In a training step a BLAS product runs just before the update, and OpenBLAS's
 workers then spin on the cores for ~0.1 s: the split first stops them (``minitf.openblas``),
 and when that is not possible it stays on one thread. ``optimizer.parallel`` is None for this
 automatic choice; True or False forces the split on or off.

@@ -297,19 +297,19 @@ def adam_batch(ws, ms, vs, gbufs):
     ``ws``, slots ``ms`` and ``vs``, and buffers ``gbufs`` for small gradients, none of them
     overlapping), or None where the native kernels cannot run them."""
     import numpy
-    compiled = kernels()
-    if compiled is None or not ws or not (len(ws) == len(ms) == len(vs) == len(gbufs)):
+    if not ws or not (len(ws) == len(ms) == len(vs) == len(gbufs)):
         return None
     dtype = ws[0].dtype
-    fn = compiled.adam_many.get(dtype.name)
-    if fn is None:
-        return None
-    arrays = (*ws, *ms, *vs, *gbufs)
     for w, m, v, b in zip(ws, ms, vs, gbufs):
         for a in (w, m, v, b):
             if not (type(a) is numpy.ndarray and a.dtype == dtype and a.shape == w.shape
                     and a.flags.c_contiguous and a.flags.writeable):
                 return None
+    compiled = kernels()
+    fn = compiled.adam_many.get(dtype.name) if compiled is not None else None
+    if fn is None:
+        return None
+    arrays = (*ws, *ms, *vs, *gbufs)
     ranges = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in arrays if a.nbytes)
     if any(end > start for (_, end), (start, _) in zip(ranges, ranges[1:])):
         return None

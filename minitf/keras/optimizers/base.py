@@ -18,10 +18,11 @@ whole update into one native pass (``_fused_update``: Adam through ``minitf.nati
 compiler is available, with the same bits), and an arena's whole update into one native call
 (``_fused_arena``: Adam through ``minitf.native.AdamBatch``). On numpy, large updates (from
 328k elements, 1M when fused) are split in two parts updated on two threads (numpy releases
-the GIL inside ufuncs). In a training step a BLAS product runs just before the update, and OpenBLAS's
-workers then spin on the cores for ~0.1 s: the split first stops them (``minitf.openblas``),
-and when that is not possible it stays on one thread. ``optimizer.parallel`` is None for this
-automatic choice; True or False forces the split on or off.
+the GIL inside ufuncs). In a training step a BLAS product runs just before the update, and
+OpenBLAS's workers then spin on the cores for ~0.1 s: the split first stops them
+(``minitf.openblas``), and when that is not possible it stays on one thread.
+``optimizer.parallel`` is None for this automatic choice; True or False forces the split on or
+off.
 ``benchmarks/optimizer_step.py`` measures the result against a hand-written numpy Adam.
 
 Parameter groups follow torch: ``Adam([{"params": backbone, "learning_rate": 1e-5},

@@ -7,6 +7,8 @@ loop that does exactly the ufuncs' arithmetic in the same order, in float32 (or 
 fused multiply-adds (``-ffp-contract=off``). A start-up check compares it bit for bit with the
 ufunc path on values that include NaN, infinities, zeros and subnormals; it is used only if
 they agree. Measured here: 137 us against 506 us for one 670k-parameter Adam update.
+``AdamBatch`` runs the same loop over all the small variables of a step in one call (the
+784-32-10 MLP's four variables: 15 us against 51 us for the ufunc path on their flat slots).
 
 The library is built once per machine and cached (``$MINITF_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/minitf/native`` or ``~/.cache/minitf/native``, a directory only this user may
@@ -16,6 +18,7 @@ share one home directory never load a binary built for another CPU. Without a co
 with ``MINITF_NATIVE=0``, ``kernels()`` is None and the optimizers keep their ufunc path;
 results are the same bits either way.
 """
+import bisect
 import ctypes
 import hashlib
 import logging
@@ -34,10 +37,12 @@ _SOURCE = r"""
 #include <stdint.h>
 
 /* Adam on one contiguous chunk, with the ufunc path's roundings:
-   m = m*b1 + g*c1;  v = v*b2 + (g*g)*c2;  w = w*decay + (m / (sqrt(v) + eps))*scale */
+   m = m*b1 + g*c1;  v = v*b2 + (g*g)*c2;  w = w*decay + (m / (sqrt(v) + eps))*scale
+   NAME_many runs it over `count` variables of one step in one call. */
 #define ADAM(NAME, T, SQRT)                                                              \
-void NAME(int64_t n, T *restrict w, const T *restrict g, T *restrict m, T *restrict v,   \
-          T b1, T c1, T b2, T c2, T eps, T scale, T decay) {                             \
+static inline void NAME##_one(int64_t n, T *restrict w, const T *restrict g,             \
+                              T *restrict m, T *restrict v, T b1, T c1, T b2, T c2,      \
+                              T eps, T scale, T decay) {                                 \
     for (int64_t i = 0; i < n; i++) {                                                    \
         T gi = g[i];                                                                     \
         T mi = m[i] * b1 + gi * c1;                                                      \
@@ -47,12 +52,27 @@ void NAME(int64_t n, T *restrict w, const T *restrict g, T *restrict m, T *restr
         T t = mi / (SQRT(vi) + eps);                                                     \
         w[i] = w[i] * decay + t * scale;                                                 \
     }                                                                                    \
+}                                                                                        \
+void NAME(int64_t n, T *w, const T *g, T *m, T *v,                                       \
+          T b1, T c1, T b2, T c2, T eps, T scale, T decay) {                             \
+    NAME##_one(n, w, g, m, v, b1, c1, b2, c2, eps, scale, decay);                        \
+}                                                                                        \
+void NAME##_many(int64_t count, const int64_t *sizes, T *const *w, const T *const *g,    \
+                 T *const *m, T *const *v, T b1, T c1, T b2, T c2, T eps, T scale,       \
+                 const T *decay) {                                                       \
+    for (int64_t k = 0; k < count; k++)                                                  \
+        NAME##_one(sizes[k], w[k], g[k], m[k], v[k], b1, c1, b2, c2, eps, scale,         \
+                   decay[k]);                                                            \
 }
 ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
 _FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared"]
 _ARGS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
+
+# AdamBatch copies gradients up to this size into its own buffers rather than reading their
+# addresses (measured: 0.2 us to copy 32 floats, 1 us for ``ndarray.ctypes.data``).
+_COPY_MAX = 1 << 13
 
 _lock = threading.Lock()
 _loaded = False
@@ -132,11 +152,17 @@ class Kernels:
 
     def __init__(self, lib):
         self.adam = {}
+        self.adam_many = {}
         for dtype, scalar in _ARGS.items():
             fn = getattr(lib, f"adam_{dtype}")
             fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 4 + [scalar] * 7
             fn.restype = None
             self.adam[dtype] = fn
+            fn = getattr(lib, f"adam_{dtype}_many")
+            fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [scalar] * 6 + [
+                ctypes.c_void_p]
+            fn.restype = None
+            self.adam_many[dtype] = fn
 
 
 def _load():
@@ -199,6 +225,97 @@ def adam(w, g, m, v, b1, c1, b2, c2, eps, scale, decay):
     return True
 
 
+class AdamBatch:
+    """``adam`` over the variables of one step in one native call (small models are bound by
+    per-call overhead). The pointers of the variables, their ``m`` / ``v`` slots and the
+    gradient buffers are bound once. A small gradient is copied into its buffer (cheaper than
+    reading an array's address from Python); a large one is read in place, its address read
+    again only when another array object arrives. Make one with ``adam_batch``."""
+    __slots__ = ("_fn", "_keep", "_count", "_dtype", "_shapes", "_sizes", "_w", "_g", "_m",
+                 "_v", "_decay", "_decays", "_grads", "_copies", "_starts", "_ends")
+
+    def __init__(self, fn, ws, ms, vs, gbufs):
+        count = len(ws)
+        self._fn = fn
+        self._keep = (tuple(ws), tuple(ms), tuple(vs), tuple(gbufs))   # pointers stay valid
+        self._count = count
+        self._dtype = ws[0].dtype
+        self._shapes = tuple(w.shape for w in ws)
+        self._sizes = (ctypes.c_int64 * count)(*[w.size for w in ws])
+        pointers = ctypes.c_void_p * count
+        self._w = pointers(*[w.ctypes.data for w in ws])
+        self._m = pointers(*[m.ctypes.data for m in ms])
+        self._v = pointers(*[v.ctypes.data for v in vs])
+        self._g = pointers(*[b.ctypes.data for b in gbufs])
+        self._copies = [b if b.size <= _COPY_MAX else None for b in gbufs]
+        self._grads = list(self._copies)
+        self._decay = (_ARGS[self._dtype.name] * count)()
+        self._decays = None
+        ranges = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in (*ws, *ms, *vs)
+                        if a.nbytes)
+        self._starts = [a for a, _ in ranges]
+        self._ends = [b for _, b in ranges]
+
+    def _bind_gradient(self, k, g):
+        import numpy
+        if type(g) is not numpy.ndarray:
+            return False
+        copy = self._copies[k]
+        if copy is not None:
+            copy[...] = g
+            return True
+        if not (g.dtype == self._dtype and g.shape == self._shapes[k] and g.flags.c_contiguous):
+            return False
+        start = g.ctypes.data
+        end = start + g.nbytes
+        i = bisect.bisect_right(self._starts, start)
+        if (i > 0 and self._ends[i - 1] > start) or (
+                i < len(self._ends) and self._starts[i] < end):
+            return False    # a gradient inside a variable or slot: the C loop assumes no alias
+        self._g[k] = start
+        self._grads[k] = g
+        return True
+
+    def __call__(self, gs, b1, c1, b2, c2, eps, scale, decays):
+        """Update every variable from ``gs`` (one array each, of its variable's shape and
+        dtype; ``decays``: one factor each). Returns False, changing nothing, where it cannot
+        run: the caller then updates the variables another way, with the same bits."""
+        grads = self._grads
+        for k, g in enumerate(gs):
+            if g is not grads[k] and not self._bind_gradient(k, g):
+                return False
+        if decays != self._decays:
+            self._decay[:] = decays
+            self._decays = decays
+        self._fn(self._count, self._sizes, self._w, self._g, self._m, self._v,
+                 b1, c1, b2, c2, eps, scale, self._decay)
+        return True
+
+
+def adam_batch(ws, ms, vs, gbufs):
+    """An ``AdamBatch`` over contiguous numpy arrays (one dtype, float32 or float64; variables
+    ``ws``, slots ``ms`` and ``vs``, and buffers ``gbufs`` for small gradients, none of them
+    overlapping), or None where the native kernels cannot run them."""
+    import numpy
+    if not ws or not (len(ws) == len(ms) == len(vs) == len(gbufs)):
+        return None
+    dtype = ws[0].dtype
+    for w, m, v, b in zip(ws, ms, vs, gbufs):
+        for a in (w, m, v, b):
+            if not (type(a) is numpy.ndarray and a.dtype == dtype and a.shape == w.shape
+                    and a.flags.c_contiguous and a.flags.writeable):
+                return None
+    compiled = kernels()
+    fn = compiled.adam_many.get(dtype.name) if compiled is not None else None
+    if fn is None:
+        return None
+    arrays = (*ws, *ms, *vs, *gbufs)
+    ranges = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in arrays if a.nbytes)
+    if any(end > start for (_, end), (start, _) in zip(ranges, ranges[1:])):
+        return None
+    return AdamBatch(fn, ws, ms, vs, gbufs)
+
+
 def adam_ufuncs(g, m, v, w, t, b1, c1, b2, c2, eps, scale, decay):
     """The ufunc path that ``adam`` fuses (the reference for the start-up check)."""
     import numpy
@@ -218,9 +335,13 @@ def adam_ufuncs(g, m, v, w, t, b1, c1, b2, c2, eps, scale, decay):
 
 
 def _matches_ufuncs(kernels):
+    """Both kernels (one variable, and several in one call) against the ufunc path, bit for
+    bit, on values that include NaN, infinities, zeros and subnormals."""
     import numpy
     rng = numpy.random.default_rng(0)
     specials = [numpy.nan, numpy.inf, -numpy.inf, 0.0, -0.0, 1e-40, -1e-40, 3e38, 1e-30]
+    scalars = (0.9, 0.1, 0.999, 0.001, 1e-7, -1e-3)
+    pieces = ((0, 400, 0.996), (400, 401, 1.0), (401, 1031, 0.5))
     for dtype in _ARGS:
         n = 1031
         g, m, w = (rng.standard_normal(n).astype(dtype) for _ in range(3))
@@ -229,14 +350,28 @@ def _matches_ufuncs(kernels):
             a[:len(specials)] = numpy.array(specials, dtype=dtype)
             rng.shuffle(a)
         v[:3] = 0.0
-        ref = [a.copy() for a in (g, m, v, w)]
-        scalars = (0.9, 0.1, 0.999, 0.001, 1e-7, -1e-3, 0.996)
+        # One variable, whole (decay 0.996), against the ufuncs.
+        want = [a.copy() for a in (g, m, v, w)]
+        one = [a.copy() for a in (g, m, v, w)]
+        # Three variables of one step (one decay each) in one call, against the ufuncs.
+        want_many = [a.copy() for a in (g, m, v, w)]
+        many = [a.copy() for a in (g, m, v, w)]
+        count = len(pieces)
         with numpy.errstate(all="ignore"):
-            adam_ufuncs(*ref, numpy.empty(n, dtype), *scalars)
-            kernels.adam[dtype](n, w.ctypes.data, g.ctypes.data, m.ctypes.data, v.ctypes.data,
-                                *scalars)
-        for got, want in zip((m, v, w), ref[1:]):
-            if not numpy.array_equal(got.view(f"u{got.itemsize}"),
-                                     want.view(f"u{want.itemsize}")):
+            adam_ufuncs(*want, numpy.empty(n, dtype), *scalars, 0.996)
+            g1, m1, v1, w1 = one
+            kernels.adam[dtype](n, w1.ctypes.data, g1.ctypes.data, m1.ctypes.data,
+                                v1.ctypes.data, *scalars, 0.996)
+            for a, b, decay in pieces:
+                adam_ufuncs(*(x[a:b] for x in want_many), numpy.empty(b - a, dtype), *scalars,
+                            decay)
+            g2, m2, v2, w2 = many
+            pointers = [(ctypes.c_void_p * count)(*[x[a:].ctypes.data for a, _, _ in pieces])
+                        for x in (w2, g2, m2, v2)]
+            sizes = (ctypes.c_int64 * count)(*[b - a for a, b, _ in pieces])
+            decays = (_ARGS[dtype] * count)(*[d for _, _, d in pieces])
+            kernels.adam_many[dtype](count, sizes, *pointers, *scalars, decays)
+        for got, ref in [*zip(one[1:], want[1:]), *zip(many[1:], want_many[1:])]:
+            if not numpy.array_equal(got.view(f"u{got.itemsize}"), ref.view(f"u{ref.itemsize}")):
                 return False
     return True

@@ -155,3 +155,100 @@ def test_native_target_is_the_compilers_expansion():
     macros = native._native_target("cc")
     assert "#define" in macros
     assert native._native_target(os.devnull + "/no-such-compiler") == ""
+
+
+def _batch_state(sizes, dtype, seed):
+    """Variables, slots and gradient buffers of several sizes: one below AdamBatch's copy
+    limit, one above it (its gradient is read in place)."""
+    parts = [_state(n, dtype, seed + k) for k, n in enumerate(sizes)]
+    gs, ms, vs, ws = (list(x) for x in zip(*parts))
+    return gs, ms, vs, ws, [np.empty(n, dtype) for n in sizes]
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_batch_gives_the_bits_of_the_ufunc_path(dtype):
+    sizes = [1, native._COPY_MAX + 7, 37]
+    gs, ms, vs, ws, bufs = _batch_state(sizes, dtype, 5)
+    ref = [[a.copy() for a in x] for x in (gs, ms, vs, ws)]
+    batch = native.adam_batch(ws, ms, vs, bufs)
+    assert batch is not None
+    decays = (0.996, 1.0, 0.5)
+    rng = np.random.default_rng(3)
+    for step in range(3):
+        with np.errstate(all="ignore"):
+            for k in range(len(sizes)):
+                native.adam_ufuncs(ref[0][k], ref[1][k], ref[2][k], ref[3][k],
+                                   np.empty(sizes[k], dtype), *SCALARS[:6], decays[k])
+            assert batch(gs, *SCALARS[:6], decays)
+        for got, want in zip((ms, vs, ws), ref[1:]):
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+        # The same gradient objects with new values, then new objects: both are read anew.
+        new = [rng.standard_normal(n).astype(dtype) for n in sizes]
+        if step == 0:
+            for g, r, n in zip(gs, ref[0], new):
+                g[...] = n
+                r[...] = n
+        else:
+            gs = new
+            ref[0] = [n.copy() for n in new]
+
+
+@needs_kernels
+def test_adam_batch_declines_what_it_cannot_run():
+    sizes = [3, native._COPY_MAX + 1]
+    gs, ms, vs, ws, bufs = _batch_state(sizes, np.float32, 9)
+    assert native.adam_batch(ws, ms, [vs[0], vs[0]], bufs) is None           # wrong shape
+    assert native.adam_batch(ws, ms, [vs[0], ms[1]], bufs) is None           # aliasing slots
+    assert native.adam_batch(ws, ms, [vs[0], vs[1].astype(np.float64)], bufs) is None
+    strided = np.empty(2 * sizes[1], np.float32)[::2]
+    assert native.adam_batch([ws[0], strided], ms, vs, bufs) is None
+    batch = native.adam_batch(ws, ms, vs, bufs)
+    before = [a.copy() for a in (*ms, *vs, *ws)]
+    for large in (ms[1], ws[1], gs[1].astype(np.float64), np.empty(2 * sizes[1], np.float32)[::2]):
+        assert batch([gs[0], large], *SCALARS[:6], (1.0, 1.0)) is False   # slot, dtype, strides
+    assert batch([[0.0] * sizes[0], gs[1]], *SCALARS[:6], (1.0, 1.0)) is False   # not an array
+    for a, b in zip((*ms, *vs, *ws), before):
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_kernels
+@pytest.mark.skipif(B.get_backend() != "numpy", reason="native kernels run on numpy arrays only")
+def test_a_traced_small_model_takes_one_native_call_per_step(monkeypatch):
+    """A Dense model's variables share an arena: with the kernels each step is one native
+    call, without them the ufunc path; the results are the same bits."""
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((8, 20)).astype(np.float32) for _ in range(4)]
+    calls = []
+    real_call = native.AdamBatch.__call__
+
+    def counting_call(self, *args):
+        done = real_call(self, *args)
+        calls.append(done)
+        return done
+
+    monkeypatch.setattr(native.AdamBatch, "__call__", counting_call)
+    results = []
+    for compiled in (native.kernels(), None):
+        monkeypatch.setattr(native, "_kernels", compiled)
+        tf.keras.utils.set_random_seed(0)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"),
+                                     tf.keras.layers.Dense(3)])
+        model.build((None, 20))
+        opt = optimizers.AdamW(1e-2, weight_decay=0.01)
+        opt.exclude_from_weight_decay(var_names=["bias"])
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+        for x in xs:
+            step(x)
+        results.append([v.numpy() for v in model.trainable_variables])
+    assert calls == [True] * len(xs)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

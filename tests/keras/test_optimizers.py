@@ -469,11 +469,13 @@ def test_traced_step_matches_eager(make):
 
 @pytest.mark.parametrize("make", [
     lambda: optimizers.AdamW(1e-2, weight_decay=0.1, amsgrad=True),
+    lambda: optimizers.AdamW(1e-2, weight_decay=0.1),
+    lambda: optimizers.Adam(1e-2),
     lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True),
     lambda: optimizers.SGD(0.1, momentum=0.9),
     lambda: optimizers.RMSprop(1e-2, momentum=0.5, centered=True),
     lambda: optimizers.Adagrad(0.1),
-], ids=["adamw-amsgrad", "nesterov", "momentum", "rmsprop", "adagrad"])
+], ids=["adamw-amsgrad", "adamw", "adam", "nesterov", "momentum", "rmsprop", "adagrad"])
 def test_small_variables_updated_together_match_one_by_one(make):
     """Small variables created together share contiguous slot storage and are updated with
     flat calls; the result is bit-identical to updating them one by one, also when a call

@@ -2,6 +2,7 @@
 split over two threads on numpy), a 0-d Variable mirrored on the host, numpy error-state
 silencing and a guard that keeps user callables out of a function trace."""
 import contextlib
+import operator
 import os
 
 from ... import backend as B
@@ -106,7 +107,7 @@ class Arena:
     """Contiguous slot storage for the small variables of one param group created together,
     so one step updates all their slots with a few calls on flat arrays instead of a dozen
     calls per variable (small models are bound by per-call overhead)."""
-    __slots__ = ("entries", "group", "flat", "gflat", "offsets")
+    __slots__ = ("entries", "group", "flat", "gflat", "offsets", "native")
 
     def __init__(self, entries, group, slot_inits, dtype):
         xp = B.xp
@@ -119,10 +120,30 @@ class Arena:
             n += e.w.size
         self.flat = {name: xp.full(n, init, dtype=dtype) for name, init in slot_inits}
         self.gflat = xp.empty(n, dtype=dtype)
+        self.native = None      # the optimizer's one-call native update, False where none
 
     def view(self, flat, k):
         a, b = self.offsets[k]
         return flat[a:b].reshape(self.entries[k].w.shape)
+
+
+class ArenaItems(list):
+    """The per-variable views of an arena in a plan (a list of ``(index, w, gradient view,
+    scratch view, slot views)``), with ``gradients(gs)``: the step's gradients in the arena's
+    order, and ``decays(decay)``: each variable's weight-decay factor."""
+    __slots__ = ("gradients", "_use_wd", "_decays")
+
+    def __init__(self, items, members, use_wd):
+        super().__init__(items)
+        self.gradients = operator.itemgetter(*members) if len(members) > 1 else (
+            lambda gs, i=members[0]: (gs[i],))
+        self._use_wd = tuple(use_wd)
+        self._decays = (None, None)
+
+    def decays(self, decay):
+        if decay != self._decays[0]:
+            self._decays = (decay, tuple(decay if u else 1.0 for u in self._use_wd))
+        return self._decays[1]
 
 
 class Plan:
@@ -153,10 +174,12 @@ class Plan:
             fused.update(members)
             arena_chunks.append((arena.gflat.size, arena.gflat.dtype,
                            lambda t, arena=arena, members=members: (
-                               None, [(i, entries[i].w, arena.view(arena.gflat, k),
-                                       arena.view(t, k), {name: arena.view(f, k) for name, f
-                                                          in arena.flat.items()})
-                                      for k, i in enumerate(members)],
+                               None, ArenaItems(
+                                   [(i, entries[i].w, arena.view(arena.gflat, k),
+                                     arena.view(t, k), {name: arena.view(f, k) for name, f
+                                                        in arena.flat.items()})
+                                    for k, i in enumerate(members)],
+                                   members, [entries[i].use_wd for i in members]),
                                arena, arena.flat, t)))
         for i, e in enumerate(entries):
             if i in fused:

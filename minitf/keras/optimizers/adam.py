@@ -58,6 +58,20 @@ class Adam(Optimizer):
                                      decay)
         return native.adam(w, g, slots["m"], slots["v"], b1, c1, b2, c2, eps, -alpha, decay)
 
+    def _fused_arena(self, sc, arena, gs, decays):
+        if self.amsgrad:
+            return False
+        batch = arena.native
+        if batch is None:
+            batch = arena.native = native.adam_batch(
+                [e.w for e in arena.entries], [e.slots["m"] for e in arena.entries],
+                [e.slots["v"] for e in arena.entries],
+                [arena.view(arena.gflat, k) for k in range(len(arena.entries))]) or False
+        if not batch:
+            return False
+        b1, c1, b2, c2, alpha, eps = sc
+        return batch(gs, b1, c1, b2, c2, eps, -alpha, decays)
+
     def _kernel(self, sc, g, slots, t):
         b1, c1, b2, c2, alpha, eps = sc
         xp = B.xp

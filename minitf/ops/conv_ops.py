@@ -322,41 +322,9 @@ def _first_max_selectors(x, ksize):
     return masks
 
 
-def _tiled_max_grad_untied(x, g, ksize):
-    """``_tiled_max_grad_forward`` in one compare and one product over a
-    ``(..., OH, KH, OW, KW, C)`` view of ``x`` (no per-offset strided passes), or None when
-    it does not apply: a batch of cotangents, or a window with tied maxima (the rule sends
-    the gradient to the first one only)."""
-    (kh, kw), (h, w) = ksize, x.shape[-3:-1]
-    if tuple(g.shape[:-3]) != tuple(x.shape[:-3]):
-        return None
-    top = _derived.get(x, ("tiled_max", tuple(ksize), x.shape, x.dtype))
-    if top is None:
-        top = _tiled_max(x, ksize)
-    lead, (oh, ow, c) = tuple(x.shape[:-3]), top.shape[-3:]
-    windows = lead + (oh, kh, ow, kw, c)
-    # Splitting the cropped height and width axes in two is a view (no copy).
-    mask = (x[..., :oh * kh, :ow * kw, :].reshape(windows)
-            == top.reshape(lead + (oh, 1, ow, 1, c)))
-    if numpy.count_nonzero(mask) != top.size:
-        return None
-    out = numpy.empty(x.shape, dtype=g.dtype)
-    if h % kh:   # rows and columns outside every window get no gradient
-        out[..., oh * kh:, :, :] = 0
-    if w % kw:
-        out[..., :, ow * kw:, :] = 0
-    numpy.multiply(mask, g.reshape(lead + (oh, 1, ow, 1, c)),
-                   out=out[..., :oh * kh, :ow * kw, :].reshape(windows))
-    return out
-
-
 def _tiled_max_grad_forward(x, g, ksize):
     """Scatter ``g`` (..., OH, OW, C) to the first maximum of each window: shape of ``x``."""
     xp = B.xp
-    if xp is numpy:
-        out = _tiled_max_grad_untied(x, g, ksize)
-        if out is not None:
-            return out
     (kh, kw), (h, w) = ksize, x.shape[-3:-1]
     shape = tuple(g.shape[:-3]) + tuple(x.shape[-3:])
     # The windows tile the image except for a remainder strip: write every window position

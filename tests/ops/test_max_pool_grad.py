@@ -1,4 +1,4 @@
-"""Max pooling's gradient (stride = window): the single-compare path against a numpy loop.
+"""Max pooling's gradient (stride = window) against a numpy loop, ties and remainders included.
 
 TF's MaxPoolGrad sends each window's gradient to its first maximum in row-major order; the
 reference below scans every window explicitly.

@@ -4,7 +4,8 @@ Both compute in float32 when their input is half precision (statistics of float1
 overflow easily) and cast the result back, as Keras does; their weights are never autocast.
 """
 from ... import dtypes
-from ...ops import array_ops, math_ops, nn_ops
+from ...ops import array_ops, math_ops, nn_ops, norm_ops
+from ...ops.conv_ops import _may_cache
 from .. import initializers, regularizers
 from . import _config
 from .base import Layer
@@ -97,6 +98,14 @@ class BatchNormalization(Layer):
         in_dtype = inputs.dtype
         x = _to_float32(inputs)
         gamma, beta = _like(self.gamma, x), _like(self.beta, x)
+        if (training and self.trainable and not self.synchronized and self._bshape is None
+                and gamma is not None and beta is not None):
+            # The fused ops: statistics, normalization and the closed-form gradient.
+            y = norm_ops.batch_norm_train(x, gamma, beta, epsilon=self.epsilon,
+                                          cache=_may_cache(x))
+            stats = norm_ops.batch_norm_moments(x, epsilon=self.epsilon)
+            self._update_moving(stats[0], stats[1])
+            return y if y.dtype == in_dtype else math_ops.cast(y, in_dtype)
         if training and self.trainable:
             if self.synchronized:
                 from ...distributed.collectives import global_moments

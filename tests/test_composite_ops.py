@@ -103,3 +103,11 @@ def test_tensor_utilities():
     tf.debugging.assert_equal(t, [[1.0, 2.0]])
     with pytest.raises(tf.errors.InvalidArgumentError, match="assert_equal"):
         tf.debugging.assert_equal(t, [[1.0, 3.0]], message="mismatch")
+
+
+def test_sorting_unsigned_and_bool_values_descending():
+    values = np.array([3, 0, 255, 1], np.uint8)
+    np.testing.assert_array_equal(tf.sort(values, direction="DESCENDING").numpy(), [255, 3, 1, 0])
+    np.testing.assert_array_equal(tf.math.top_k(values, k=2).indices.numpy(), [2, 0])
+    np.testing.assert_array_equal(tf.argsort([True, False, True], direction="DESCENDING").numpy(),
+                                  [0, 2, 1])

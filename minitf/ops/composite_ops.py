@@ -104,9 +104,11 @@ def _flat_take(values, indices):
 
 
 def _argsort_last(values, descending):
-    key = -values._value if descending else values._value
-    if values.dtype.is_bool:
-        key = key.astype(numpy.int8)
+    key = values._value
+    if key.dtype.kind in "bu":                     # negation must not wrap around
+        key = key.astype(numpy.int64)
+    if descending:
+        key = -key
     return B.xp.argsort(key, axis=-1, kind="stable")
 
 

@@ -36,6 +36,32 @@ def _out_size(size, k, stride, padding, dilation=1):
     return max(0, (size - span) // stride + 1)
 
 
+def _set_weight_options(layer, activation, use_bias, kernel_initializer, bias_initializer,
+                        kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint):
+    """The activation and the kernel/bias options every convolution layer takes."""
+    layer.activation = activations.get(activation)
+    layer.use_bias = bool(use_bias)
+    layer.kernel_initializer = initializers.get(kernel_initializer)
+    layer.bias_initializer = initializers.get(bias_initializer)
+    layer.kernel_regularizer = regularizers.get(kernel_regularizer)
+    layer.bias_regularizer = regularizers.get(bias_regularizer)
+    layer.kernel_constraint, layer.bias_constraint = kernel_constraint, bias_constraint
+    layer._linear = layer.activation is activations.linear
+
+
+def _add_kernel_and_bias(layer, kernel_shape):
+    """``layer.kernel`` of ``kernel_shape`` and ``layer.bias`` (``(filters,)``, None without
+    ``use_bias``), with the options ``_set_weight_options`` stored."""
+    layer.kernel = layer.add_weight(name="kernel", shape=kernel_shape,
+                                    initializer=layer.kernel_initializer,
+                                    regularizer=layer.kernel_regularizer,
+                                    constraint=layer.kernel_constraint)
+    layer.bias = layer.add_weight(name="bias", shape=(layer.filters,),
+                                  initializer=layer.bias_initializer,
+                                  regularizer=layer.bias_regularizer,
+                                  constraint=layer.bias_constraint) if layer.use_bias else None
+
+
 class Conv2D(Layer):
     """2-D convolution over NHWC inputs; ``kernel`` has shape ``(kh, kw, in_channels, filters)``.
 
@@ -58,28 +84,15 @@ class Conv2D(Layer):
         self.strides = _pair(strides, "Conv2D strides")
         self.padding = _padding(padding, "Conv2D")
         self.dilation_rate = _pair(dilation_rate, "Conv2D dilation_rate")
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
-        self._linear = self.activation is activations.linear
+        _set_weight_options(self, activation, use_bias, kernel_initializer, bias_initializer,
+                            kernel_regularizer, bias_regularizer, kernel_constraint,
+                            bias_constraint)
 
     def build(self, input_shape):
         if len(input_shape) != 4 or input_shape[-1] is None:
             raise ValueError(f"Conv2D {self.name!r} expects inputs (batch, height, width, "
                              f"channels) with known channels, got {tuple(input_shape)}")
-        self.kernel = self.add_weight(name="kernel",
-                                      shape=self.kernel_size + (input_shape[-1], self.filters),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,),
-                                    initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+        _add_kernel_and_bias(self, self.kernel_size + (input_shape[-1], self.filters))
 
     def call(self, inputs):
         y = conv_ops.conv2d(inputs, self.kernel, strides=self.strides,
@@ -208,15 +221,7 @@ class Conv2DTranspose(Conv2D):
         if len(input_shape) != 4 or input_shape[-1] is None:
             raise ValueError(f"Conv2DTranspose {self.name!r} expects inputs (batch, height, "
                              f"width, channels) with known channels, got {tuple(input_shape)}")
-        self.kernel = self.add_weight(name="kernel",
-                                      shape=self.kernel_size + (self.filters, input_shape[-1]),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,),
-                                    initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+        _add_kernel_and_bias(self, self.kernel_size + (self.filters, input_shape[-1]))
 
     def _pads(self, size, k, s):
         if self.padding == "valid":
@@ -277,28 +282,15 @@ class Conv1D(Layer):
             raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', got "
                              f"{padding!r}")
         self.dilation_rate = _single(dilation_rate, "Conv1D dilation_rate")
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
-        self._linear = self.activation is activations.linear
+        _set_weight_options(self, activation, use_bias, kernel_initializer, bias_initializer,
+                            kernel_regularizer, bias_regularizer, kernel_constraint,
+                            bias_constraint)
 
     def build(self, input_shape):
         if len(input_shape) != 3 or input_shape[-1] is None:
             raise ValueError(f"Conv1D {self.name!r} expects inputs (batch, steps, channels) "
                              f"with known channels, got {tuple(input_shape)}")
-        self.kernel = self.add_weight(name="kernel",
-                                      shape=(self.kernel_size, input_shape[-1], self.filters),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,),
-                                    initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+        _add_kernel_and_bias(self, (self.kernel_size, input_shape[-1], self.filters))
 
     def call(self, inputs):
         x = array_ops.expand_dims(inputs, 1)

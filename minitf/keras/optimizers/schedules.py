@@ -47,37 +47,50 @@ class LearningRateSchedule:
         return cls(**config)
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (floored when
-    ``staircase``)."""
+class _RateDecay(LearningRateSchedule):
+    """A decay driven by ``p = step / decay_steps`` (floored when ``staircase``) and
+    ``decay_rate``; subclasses say how ``p`` scales ``initial_learning_rate``."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="ExponentialDecay"):
+                 name=None):
         if decay_steps <= 0:
-            raise ValueError(f"ExponentialDecay: decay_steps must be > 0, got {decay_steps}")
+            raise ValueError(f"{type(self).__name__}: decay_steps must be > 0, got "
+                             f"{decay_steps}")
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
         self.staircase = staircase
-        self.name = name
+        self.name = type(self).__name__ if name is None else name
 
-    def host_value(self, step):
+    def _host_progress(self, step):
         p = step / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
-        return float(self.initial_learning_rate) * float(self.decay_rate) ** p
+        return math.floor(p) if self.staircase else p
 
-    def _tensor_value(self, step):
+    def _tensor_progress(self, step):
         p = step / float(self.decay_steps)
-        if self.staircase:
-            p = floor(p)
-        return float(self.initial_learning_rate) * _pow(
-            constant(float(self.decay_rate), dtype="float32"), p)
+        return floor(p) if self.staircase else p
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
                 "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
                 "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_RateDecay):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (floored when
+    ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
+
+    def host_value(self, step):
+        return float(self.initial_learning_rate) * float(self.decay_rate) ** \
+            self._host_progress(step)
+
+    def _tensor_value(self, step):
+        return float(self.initial_learning_rate) * _pow(
+            constant(float(self.decay_rate), dtype="float32"), self._tensor_progress(step))
 
 
 class CosineDecay(LearningRateSchedule):
@@ -161,36 +174,21 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_RateDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (the ratio floored
     when ``staircase``)."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
                  name="InverseTimeDecay"):
-        if decay_steps <= 0:
-            raise ValueError(f"InverseTimeDecay: decay_steps must be > 0, got {decay_steps}")
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def host_value(self, step):
-        p = step / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
-        return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p)
+        return float(self.initial_learning_rate) / (
+            1.0 + float(self.decay_rate) * self._host_progress(step))
 
     def _tensor_value(self, step):
-        p = step / float(self.decay_steps)
-        if self.staircase:
-            p = floor(p)
-        return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p)
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
+        return float(self.initial_learning_rate) / (
+            1.0 + float(self.decay_rate) * self._tensor_progress(step))
 
 
 class PolynomialDecay(LearningRateSchedule):

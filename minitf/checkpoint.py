@@ -27,6 +27,7 @@ import re
 import numpy as np
 
 from . import backend as B
+from .atomic_file import atomic_path
 from .tensor import Variable
 
 _FORMAT = "minitf.train.Checkpoint"
@@ -431,26 +432,15 @@ def _read_state(directory):
 
 def _write_state(directory, prefixes):
     """Write the state file (relative names, newest last) atomically."""
-    import tempfile
     os.makedirs(directory, exist_ok=True)
     rel = [os.path.relpath(p, directory) for p in prefixes]
     lines = []
     if rel:
         lines.append(f'model_checkpoint_path: "{rel[-1]}"')
     lines.extend(f'all_model_checkpoint_paths: "{r}"' for r in rel)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-checkpoint.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+    with atomic_path(os.path.join(directory, _STATE_FILE), prefix=".tmp-checkpoint.") as tmp:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(directory, _STATE_FILE))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def list_variables(ckpt_dir_or_file):

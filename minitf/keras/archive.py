@@ -15,11 +15,11 @@ import datetime
 import io
 import json
 import os
-import tempfile
 import zipfile
 
 import h5py
 
+from ..atomic_file import atomic_path
 from . import weights_h5
 from .serialization import deserialize_keras_object, serialize_keras_object
 
@@ -56,19 +56,11 @@ def save_model(model, filepath, overwrite=True):
     model._assign_paths()
     with h5py.File(weights, "w") as f:
         weights_h5.write_layout(f, model)
-    directory = os.path.dirname(os.path.abspath(filepath))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".keras", dir=directory)
-    os.close(fd)
-    try:
+    with atomic_path(filepath, suffix=".keras") as tmp:
         with zipfile.ZipFile(tmp, "w") as zf:
             zf.writestr(METADATA, json.dumps(metadata))
             zf.writestr(CONFIG, json.dumps(config))
             zf.writestr(WEIGHTS, weights.getvalue())
-        os.replace(tmp, filepath)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _open(filepath, what):

@@ -22,11 +22,11 @@ Loading into another architecture raises a ValueError naming every layer that do
 """
 import logging
 import os
-import tempfile
 
 import h5py
 
 from .. import backend as B
+from ..atomic_file import atomic_path
 from . import weights_h5
 
 FORMAT_VERSION = 1
@@ -173,17 +173,9 @@ def save_weights(model, filepath, overwrite=True):
     if not variables:
         raise ValueError(f"save_weights: model {model.name!r} has no weights yet; build it "
                          f"first (call it on a batch or use model.build(input_shape))")
-    directory = os.path.dirname(os.path.abspath(filepath))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".weights.h5", dir=directory)
-    os.close(fd)
-    try:
+    with atomic_path(filepath, suffix=".weights.h5") as tmp:
         with h5py.File(tmp, "w") as f:
             weights_h5.write_layout(f, model)
-        os.replace(tmp, filepath)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def load_weights(model, filepath, skip_mismatch=False):

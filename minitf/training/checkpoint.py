@@ -23,11 +23,12 @@ Unreadable, truncated or foreign files raise ``CheckpointError`` naming the file
 import json
 import os
 import re
-import tempfile
 import time
 
 import h5py
 import numpy as np
+
+from ..atomic_file import atomic_path
 
 __all__ = ["CheckpointError", "FORMAT", "FORMAT_VERSION", "write_tree", "read_tree",
            "atomic_write", "save_checkpoint", "Checkpoint", "open_checkpoint",
@@ -200,19 +201,6 @@ def _attr_str(value):
 
 # --- atomic files ------------------------------------------------------------------------------
 
-def _fsync_dir(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # e.g. platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path, fill):
     """Create HDF5 file ``path`` by calling ``fill(h5file)`` on a temporary sibling, fsync, rename.
 
@@ -220,28 +208,10 @@ def atomic_write(path, fill):
     is removed when Python gets the chance (``remove_stale_temporaries`` cleans up after kills).
     """
     path = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX + os.path.basename(path) + ".",
-                               suffix=".tmp", dir=directory)
-    os.close(fd)
-    try:
+    with atomic_path(path, prefix=_TMP_PREFIX + os.path.basename(path) + ".") as tmp:
         with h5py.File(tmp, "w") as f:
             fill(f)
             f.flush()
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
     return path
 
 

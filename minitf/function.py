@@ -224,7 +224,7 @@ class Function:
             self._warn_eager(f"{tracer.value_dependence}, after the function changed state")
         else:
             plan.guard_reason = tracer.value_dependence
-            plan.replay = cuda_graphs.replayer(plan)   # None unless on a GPU
+            plan.graph_replay = cuda_graphs.replayer(plan)   # None unless on a GPU
             self._plans[key] = plan
             if key in self._paths:
                 self._paths[key].append(plan)
@@ -654,7 +654,7 @@ class _Plan:
         self.n_steps = len(self.steps)
         self.resident_bytes = sum(b.nbytes for b in blocks)
         self._in_use = threading.Lock()
-        self.replay = None      # replaces ``_run`` with the planned steps (CUDA graphs)
+        self.graph_replay = None   # a CUDA graph replay of the steps (cupy only)
         self._replayed = False
         self._straight_line = replay.compile_steps(self.steps, self.table, self.buffers,
                                                    self.input_slots, out_refs)
@@ -665,8 +665,8 @@ class _Plan:
         if not self._in_use.acquire(blocking=False):
             return self._run(args, self.unplanned_steps)
         try:
-            if self.replay is not None:
-                return self.replay(args)
+            if self.graph_replay is not None:
+                return self.graph_replay(args)
             if not self._replayed:
                 self._replayed = True
                 replay.release_trace_memory()

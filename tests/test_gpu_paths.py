@@ -140,7 +140,7 @@ def test_cuda_graph_replay_is_chosen_only_for_capturable_plans_on_cupy(monkeypat
     plain(x)
     noisy(x)
     plans = [next(iter(f._plans.values())) for f in (plain, noisy)]
-    assert all(p.replay is None for p in plans)               # numpy/strict: never
+    assert all(p.graph_replay is None for p in plans)               # numpy/strict: never
     assert cuda_graphs.capturable(plans[0]) and not cuda_graphs.capturable(plans[1])
     monkeypatch.setattr(B, "_name", "cupy")
     assert isinstance(cuda_graphs.replayer(plans[0]), cuda_graphs.GraphReplay)
@@ -157,7 +157,7 @@ def test_a_plan_replays_through_its_replay_hook():
     f(x)
     plan = next(iter(f._plans.values()))
     seen = []
-    plan.replay = lambda args: seen.append(args) or plan._run(args, plan.steps)
+    plan.graph_replay = lambda args: seen.append(args) or plan._run(args, plan.steps)
     np.testing.assert_array_equal(f(x * 2.0).numpy(), np.full((4, 2), 6.0, np.float32))
     assert len(seen) == 1
 

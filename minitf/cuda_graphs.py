@@ -48,7 +48,8 @@ def capturable(plan):
 
 
 def replayer(plan):
-    """The graph replay for ``plan`` (``_Plan.graph_replay``), or None where it does not apply."""
+    """The graph replay for ``plan`` (``_Plan.graph_replay``), or None where it does not
+    apply."""
     if not enabled() or not capturable(plan):
         return None
     return GraphReplay(plan)

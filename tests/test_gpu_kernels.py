@@ -95,7 +95,8 @@ def test_a_traced_step_replayed_as_cuda_graphs_matches_eager(cupy_backend):
     run, losses, weights = _mlp_steps(traced=True)
     plan = next(iter(run._plans.values()))
     assert isinstance(plan.graph_replay, cuda_graphs.GraphReplay)
-    assert plan.graph_replay.segments is not None and not plan.graph_replay.failed   # captured and used
+    replay = plan.graph_replay
+    assert replay.segments is not None and not replay.failed   # captured and used
     _, eager_losses, eager_weights = _mlp_steps(traced=False)
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-4)
     for a, b in zip(weights, eager_weights):

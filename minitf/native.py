@@ -30,9 +30,11 @@ import sys
 import tempfile
 import threading
 
+from . import native_nn
+
 logger = logging.getLogger("minitf")
 
-_SOURCE = r"""
+_ADAM_SOURCE = r"""
 #include <math.h>
 #include <stdint.h>
 
@@ -67,6 +69,7 @@ void NAME##_many(int64_t count, const int64_t *sizes, T *const *w, const T *cons
 ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
+_SOURCE = _ADAM_SOURCE + native_nn.SOURCE
 _FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared"]
 _ARGS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
 
@@ -163,6 +166,7 @@ class Kernels:
                 ctypes.c_void_p]
             fn.restype = None
             self.adam_many[dtype] = fn
+        self.nn = native_nn.Kernels(lib)
 
 
 def _load():
@@ -187,6 +191,9 @@ def _load():
     if not _matches_ufuncs(kernels):
         logger.debug("minitf: native kernels round differently from numpy; not used")
         return None
+    if not native_nn.matches_numpy(kernels.nn):
+        logger.debug("minitf: native NN kernels differ from numpy; not used")
+        kernels.nn = None
     return kernels
 
 

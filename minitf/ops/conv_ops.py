@@ -8,6 +8,7 @@ slice per offset. Pools reduce the same patches over the window axes.
 import numpy
 
 from .. import backend as B
+from .. import native_nn
 from .._state import state
 from ..tensor import Tensor, Variable
 from ._samples import u
@@ -34,6 +35,9 @@ def _patches_forward(x, ksize, strides, dilations=(1, 1)):
     oh, ow = _out_size(h, kh, sh, dh), _out_size(w, kw, sw, dw)
     if oh <= 0 or ow <= 0:
         raise ValueError(f"a {kh}x{kw} window (dilation {dh}x{dw}) does not fit in {h}x{w}")
+    out = native_nn.patches(x, ksize, strides, dilations)
+    if out is not None:
+        return out
     out = B.xp.empty((*lead, oh, ow, kh, kw, c), dtype=x.dtype)
     # One strided copy per kernel offset (few, large copies; fast for any channel count).
     for i in range(kh):
@@ -172,9 +176,11 @@ def _conv_filter_grad_forward(x, g, ksize, strides, dilations=(1, 1)):
     """The adjoint of ``_conv_forward`` in the filters: patches(x)^T @ g -> (KH, KW, C, O)."""
     kh, kw = ksize
     c, o = x.shape[-1], g.shape[-1]
-    patches = _cached_patches(x, ksize, strides, dilations, store=False)
-    k = kh * kw * c
-    return (patches.reshape(-1, k).T @ g.reshape(-1, o)).reshape(kh, kw, c, o)
+    patches = _cached_patches(x, ksize, strides, dilations, store=False).reshape(-1, kh * kw * c)
+    g = g.reshape(-1, o)
+    # BLAS runs these faster with the longer of the two small dimensions as the output's rows.
+    grad = (g.T @ patches).T if kh * kw * c > o else patches.T @ g
+    return grad.reshape(kh, kw, c, o)
 
 
 def _conv_vjp(F, g, x, y, strides, dilations=(1, 1), cache=False):
@@ -295,7 +301,17 @@ def _tiled_max(x, ksize):
     return out
 
 
+def _arg_key(x, ksize):
+    return ("tiled_max_arg", tuple(ksize), x.shape, x.dtype)
+
+
 def _tiled_max_forward(x, ksize, cache=False):
+    pooled = native_nn.max_pool(x, ksize, with_arg=cache)
+    if pooled is not None:   # one pass, keeping each window's first-maximum offset
+        out, arg = pooled
+        if cache:
+            _derived.put(x, _arg_key(x, ksize), arg)
+        return out
     out = _tiled_max(x, ksize)
     if cache:  # the gradient reuses these maxima (see conv2d for when caching is allowed)
         _derived.put(x, ("tiled_max", tuple(ksize), x.shape, x.dtype), out)
@@ -324,6 +340,14 @@ def _first_max_selectors(x, ksize):
 
 def _tiled_max_grad_forward(x, g, ksize):
     """Scatter ``g`` (..., OH, OW, C) to the first maximum of each window: shape of ``x``."""
+    if g.shape[:-3] == x.shape[:-3]:
+        arg = _derived.get(x, _arg_key(x, ksize))
+        if arg is None:
+            pooled = native_nn.max_pool(x, ksize)
+            arg = None if pooled is None else pooled[1]
+        out = None if arg is None else native_nn.max_pool_grad(g, arg, x.shape, ksize)
+        if out is not None:
+            return out
     xp = B.xp
     (kh, kw), (h, w) = ksize, x.shape[-3:-1]
     shape = tuple(g.shape[:-3]) + tuple(x.shape[-3:])

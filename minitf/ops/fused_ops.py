@@ -1,23 +1,26 @@
-"""Ops that fuse a chain of element-wise ops, for the GPU (see ``minitf.cuda_kernels``).
+"""Ops that fuse a chain of element-wise ops (see ``minitf.cuda_kernels``, ``minitf.native_nn``).
 
 ``bias_activation(x, b, activation)`` is ``activation(x + b)`` as one op: on cupy one kernel
-forward and one backward. Dense layers use it on the GPU only (``use_fused_layers``), so CPU
-programs are unchanged; on numpy and strict it computes with the plain ops' formulas (and is
-gradient-checked there). Sparse softmax cross-entropy takes its fused GPU kernel from
-``nn_ops`` through ``sparse_ce_forward`` / ``sparse_ce_grad`` here.
+forward and one backward; on numpy, relu runs ``native_nn.bias_relu`` (one pass), and
+otherwise the plain ops' formulas (gradient-checked there). Dense and convolution layers use it
+where ``use_fused_layers`` says a fused kernel runs it. Sparse softmax cross-entropy takes its
+fused GPU kernel from ``nn_ops`` through ``sparse_ce_forward`` / ``sparse_ce_grad`` here.
 """
 import numpy
 
 from .. import backend as B
-from .. import cuda_kernels
+from .. import cuda_kernels, native_nn
 from .registry import RAW, apply, defop
 
 __all__ = ["bias_activation", "use_fused_layers"]
 
 
-def use_fused_layers():
-    """Whether layers build their output with fused ops (the GPU's fused kernels are on)."""
-    return cuda_kernels.enabled()
+def use_fused_layers(activation="linear"):
+    """Whether layers build ``activation(x + bias)`` with ``bias_activation``: on the GPU (its
+    fused kernels) for every activation it has, on numpy for relu (the native kernel)."""
+    if cuda_kernels.enabled():
+        return True
+    return activation == "relu" and native_nn.available()
 
 
 def _fused(x):
@@ -27,6 +30,10 @@ def _fused(x):
 def _bias_activation_forward(x, b, activation="linear"):
     if _fused(x):
         return cuda_kernels.bias_activation(x, b, activation)
+    if activation == "relu":
+        fused = native_nn.bias_relu(x, b)
+        if fused is not None:
+            return fused
     xp = B.xp
     z = x + b
     if activation == "relu":
@@ -36,6 +43,13 @@ def _bias_activation_forward(x, b, activation="linear"):
     if activation == "tanh":
         return xp.tanh(z, out=z)
     return z
+
+
+def _bias_activation_out(out, x, b, activation="linear"):
+    if activation == "relu" and native_nn.bias_relu(x, b, out=out) is not None:
+        return out
+    out[...] = _bias_activation_forward(x, b, activation)
+    return out
 
 
 def _bias_activation_vjp(F, g, x, y, activation="linear"):
@@ -65,7 +79,7 @@ def _samples():
 
 _bias_activation = defop("bias_activation", _bias_activation_forward, arity=2,
                          vjp=_bias_activation_vjp, jvp="elementwise", save=("out",), smooth=False,
-                         samples=_samples)
+                         samples=_samples, out_forward=_bias_activation_out)
 
 
 def bias_activation(x, bias, activation="linear"):

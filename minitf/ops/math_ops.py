@@ -8,6 +8,7 @@ import math
 
 from .. import backend as B
 from .. import dtypes
+from .. import native_nn
 from ..tensor import Tensor
 from ._samples import away, pos, u
 from .convert import convert_to_tensor, operand_pair
@@ -261,10 +262,13 @@ relu = unary("relu", lambda x: B.relu(x), _relu_vjp, save=("out",), smooth=False
 def _relu_grad_forward(g, y):
     """TF's ReluGrad: ``g * (y > 0)``. A NaN gradient stays NaN; a mask multiply costs a third
     of a where() with a zeros array (it matters in vectorised jacobians)."""
-    return B.xp.multiply(g, y > 0)
+    fused = native_nn.relu_grad(g, y)
+    return B.xp.multiply(g, y > 0) if fused is None else fused
 
 
 def _relu_grad_out(out, g, y):
+    if native_nn.relu_grad(g, y, out=out) is not None:
+        return out
     if out is g:   # in place on the gradient
         return B.xp.multiply(g, y > 0, out=out)
     B.xp.greater(y, 0, out=out)       # the mask as 1.0 / 0.0, without a boolean temporary

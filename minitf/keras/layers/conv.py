@@ -4,6 +4,7 @@ from ...ops import array_ops, conv_ops, reduce_ops
 from .. import activations, initializers, regularizers
 from . import _config
 from .base import Layer
+from .core import bias_and_activation
 
 
 def _pair(value, what):
@@ -98,9 +99,7 @@ class Conv2D(Layer):
         y = conv_ops.conv2d(inputs, self.kernel, strides=self.strides,
                             padding=self.padding.upper(),
                             dilations=None if self.dilation_rate == (1, 1) else self.dilation_rate)
-        if self.bias is not None:
-            y = y + self.bias
-        return y if self._linear else self.activation(y)
+        return bias_and_activation(self, y)
 
     def compute_output_shape(self, input_shape):
         n, h, w, _ = input_shape
@@ -241,9 +240,7 @@ class Conv2DTranspose(Conv2D):
         kernel = array_ops.transpose(self.kernel[::-1, ::-1], (0, 1, 3, 2))
         pads = [[0, 0], list(self._pads(h, kh, sh)), list(self._pads(w, kw, sw)), [0, 0]]
         y = conv_ops.conv2d(x, kernel, strides=1, padding=pads)
-        if self.bias is not None:
-            y = y + self.bias
-        return y if self._linear else self.activation(y)
+        return bias_and_activation(self, y)
 
     def compute_output_shape(self, input_shape):
         n, h, w, _ = input_shape
@@ -303,9 +300,7 @@ class Conv1D(Layer):
                             padding=padding, dilations=None if self.dilation_rate == 1
                             else (1, self.dilation_rate))
         y = array_ops.squeeze(y, 1)
-        if self.bias is not None:
-            y = y + self.bias
-        return y if self._linear else self.activation(y)
+        return bias_and_activation(self, y)
 
     def compute_output_shape(self, input_shape):
         n, steps, _ = input_shape

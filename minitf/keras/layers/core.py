@@ -12,6 +12,17 @@ _FUSED_ACTIVATIONS = {activations.linear: "linear", activations.relu: "relu",
                       activations.sigmoid: "sigmoid", activations.tanh: "tanh"}
 
 
+def bias_and_activation(layer, y):
+    """``layer.activation(y + layer.bias)`` (no add without a bias), as one fused op where a
+    fused kernel runs it."""
+    if layer.bias is not None:
+        fused = _FUSED_ACTIVATIONS.get(layer.activation)
+        if fused is not None and fused_ops.use_fused_layers(fused):
+            return fused_ops.bias_activation(y, layer.bias, fused)
+        y = y + layer.bias
+    return y if layer._linear else layer.activation(y)
+
+
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)`` on the last axis.
 
@@ -69,12 +80,7 @@ class Dense(Layer):
                                   (self.units,))
         else:
             y = linalg_ops.matmul(inputs, kernel)  # validates and explains shape/dtype errors
-        if self.bias is not None:
-            fused = _FUSED_ACTIVATIONS.get(self.activation)
-            if fused is not None and fused_ops.use_fused_layers():   # the GPU: one kernel
-                return fused_ops.bias_activation(y, self.bias, fused)
-            y = y + self.bias
-        return y if self._linear else self.activation(y)
+        return bias_and_activation(self, y)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

@@ -1,0 +1,321 @@
+"""Native kernels for convolutional layers' memory-bound steps (see ``minitf.native``).
+
+In a CNN's training step the products run in BLAS; what is left is a chain of passes over
+large activations that numpy makes one ufunc at a time: the bias add and relu after each
+convolution, the max pool and the selection of each window's maximum, their gradients. Each
+kernel here is one pass over memory:
+
+- ``max_pool(x, ksize)``: non-overlapping max pooling of ``(N, H, W, C)``, returning the maxima
+  and, per output, the offset (row-major, a byte) of the window's first maximum, the element
+  TF's MaxPoolGrad sends the gradient to (a NaN window: its last element, as the ufunc path).
+- ``max_pool_grad(g, arg, shape, ksize)``: that scatter, ``g * (offset == arg)`` at every
+  window position (so a NaN gradient stays NaN, as numpy's mask multiply), zeros in the strip a
+  window does not cover.
+- ``bias_relu(x, b)``: ``maximum(x + b, 0)`` with ``b`` along the last axis.
+- ``relu_grad(g, y)``: ``g * (y > 0)``.
+- ``patches(x, ksize, strides, dilations)``: a convolution's sliding windows (im2col), a
+  ``memcpy`` per window row instead of numpy's strided copy per kernel offset.
+
+Every wrapper returns None where it cannot run (no compiler, another array type or dtype, a
+layout it does not handle) and the caller keeps its numpy path. The arithmetic is numpy's
+(one add, one compare, one multiply per element; NaN propagating as ``numpy.maximum``), so both
+paths give the same values; the tests compare them.
+"""
+import ctypes
+
+import numpy
+
+SOURCE = r"""
+#include <string.h>
+/* Non-overlapping max pooling of contiguous NHWC x (n, h, w, c), windows kh x kw, VALID. */
+#define MAXPOOL(NAME, T)                                                                 \
+void NAME##_fwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,      \
+                const T *restrict x, T *restrict out, uint8_t *restrict arg) {           \
+    int64_t oh = h / kh, ow = w / kw;                                                    \
+    for (int64_t b = 0; b < n; b++)                                                      \
+    for (int64_t i = 0; i < oh; i++)                                                     \
+    for (int64_t j = 0; j < ow; j++) {                                                   \
+        T *restrict o = out + ((b * oh + i) * ow + j) * c;                               \
+        const T *restrict base = x + ((b * h + i * kh) * w + j * kw) * c;                \
+        memcpy(o, base, c * sizeof(T));                                                  \
+        for (int64_t qi = 0; qi < kh; qi++)                                              \
+        for (int64_t qj = (qi == 0); qj < kw; qj++) {                                    \
+            const T *restrict p = base + (qi * w + qj) * c;                              \
+            for (int64_t ch = 0; ch < c; ch++) {                                         \
+                T m = o[ch], v = p[ch];                                                  \
+                o[ch] = (m > v || m != m) ? m : v;                                       \
+            }                                                                            \
+        }                                                                                \
+        if (!arg) continue;                                                              \
+        uint8_t *restrict a = arg + ((b * oh + i) * ow + j) * c;                         \
+        memset(a, (int)(kh * kw - 1), c);                                                \
+        for (int64_t qi = kh - 1; qi >= 0; qi--)                                         \
+        for (int64_t qj = kw - 1; qj >= 0; qj--) {                                       \
+            const T *restrict p = base + (qi * w + qj) * c;                              \
+            uint8_t q = (uint8_t)(qi * kw + qj);                                         \
+            for (int64_t ch = 0; ch < c; ch++)                                           \
+                a[ch] = p[ch] == o[ch] ? q : a[ch];                                      \
+        }                                                                                \
+    }                                                                                    \
+}                                                                                        \
+void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,      \
+                const T *restrict g, const uint8_t *restrict arg, T *restrict dx) {      \
+    int64_t oh = h / kh, ow = w / kw, k = kh * kw;                                       \
+    for (int64_t b = 0; b < n; b++)                                                      \
+    for (int64_t r = 0; r < h; r++) {                                                    \
+        T *restrict row = dx + (b * h + r) * w * c;                                      \
+        if (r >= oh * kh) {                                                              \
+            for (int64_t e = 0; e < w * c; e++) row[e] = 0;                              \
+            continue;                                                                    \
+        }                                                                                \
+        int64_t i = r / kh, qi = (r % kh) * kw;                                          \
+        for (int64_t j = 0; j < ow; j++) {                                               \
+            const T *restrict gi = g + ((b * oh + i) * ow + j) * c;                      \
+            const uint8_t *restrict a = arg + ((b * oh + i) * ow + j) * c;               \
+            for (int64_t qj = 0; qj < kw; qj++) {                                        \
+                T *restrict d = row + (j * kw + qj) * c;                                 \
+                uint8_t q = (uint8_t)(qi + qj);                                          \
+                for (int64_t ch = 0; ch < c; ch++)                                       \
+                    d[ch] = gi[ch] * (T)(a[ch] == q);                                    \
+            }                                                                            \
+        }                                                                                \
+        for (int64_t e = ow * kw * c; e < w * c; e++) row[e] = 0;                        \
+    }                                                                                    \
+    (void)k;                                                                             \
+}                                                                                        \
+void NAME##_bias_relu(int64_t rows, int64_t c, const T *x, const T *restrict bias,     \
+                      T *out) {                                                          \
+    for (int64_t r = 0; r < rows; r++) {      /* out may be x: element-wise in place */  \
+        const T *xr = x + r * c;                                                         \
+        T *o = out + r * c;                                                              \
+        for (int64_t ch = 0; ch < c; ch++) {                                             \
+            T z = xr[ch] + bias[ch];                                                     \
+            o[ch] = (z > 0 || z != z) ? z : (T)0;                                        \
+        }                                                                                \
+    }                                                                                    \
+}                                                                                        \
+void NAME##_relu_grad(int64_t size, const T *g, const T *y, T *out) {  /* out may be g */ \
+    for (int64_t e = 0; e < size; e++) out[e] = g[e] * (T)(y[e] > 0);                    \
+}
+MAXPOOL(nn_float32, float)
+MAXPOOL(nn_float64, double)
+
+/* Sliding windows of NHWC x (n, h, w, c): out (n, oh, ow, kh, kw, c), VALID. */
+#define PATCHES(NAME, T)                                                                 \
+void NAME##_patches(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,  \
+                    int64_t sh, int64_t sw, int64_t dh, int64_t dw,                      \
+                    const T *restrict x, T *restrict out) {                              \
+    int64_t oh = (h - (kh - 1) * dh - 1) / sh + 1, ow = (w - (kw - 1) * dw - 1) / sw + 1;  \
+    for (int64_t b = 0; b < n; b++)                                                      \
+    for (int64_t y = 0; y < oh; y++)                                                     \
+    for (int64_t xo = 0; xo < ow; xo++) {                                                \
+        T *restrict o = out + ((b * oh + y) * ow + xo) * kh * kw * c;                    \
+        for (int64_t i = 0; i < kh; i++) {                                               \
+            const T *row = x + ((b * h + y * sh + i * dh) * w + xo * sw) * c;            \
+            if (dw == 1) {                                                               \
+                memcpy(o, row, kw * c * sizeof(T));                                      \
+                o += kw * c;                                                             \
+            } else {                                                                     \
+                for (int64_t j = 0; j < kw; j++, o += c)                                 \
+                    memcpy(o, row + j * dw * c, c * sizeof(T));                          \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+}
+PATCHES(nn_float32, float)
+PATCHES(nn_float64, double)
+"""
+
+_DTYPES = ("float32", "float64")
+_I, _P = ctypes.c_int64, ctypes.c_void_p
+_SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 3,
+               "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
+               "patches": [_I] * 10 + [_P] * 2}
+
+
+class Kernels:
+    """The compiled NN functions, as ``fns[name][dtype name]``."""
+
+    def __init__(self, lib):
+        self.fns = {}
+        for name, argtypes in _SIGNATURES.items():
+            self.fns[name] = {}
+            for dtype in _DTYPES:
+                fn = getattr(lib, f"nn_{dtype}_{name}")
+                fn.argtypes = argtypes
+                fn.restype = None
+                self.fns[name][dtype] = fn
+
+
+def available():
+    """Whether the kernels are built and loaded (numpy's backend only)."""
+    from . import backend, native
+    if backend.xp is not numpy:
+        return False
+    compiled = native.kernels()
+    return compiled is not None and compiled.nn is not None
+
+
+def _fn(name, *arrays):
+    """The kernel for these numpy arrays (one float dtype, C-contiguous), or None."""
+    from . import native
+    first = arrays[0]
+    for a in arrays:
+        if type(a) is not numpy.ndarray or a.dtype != first.dtype or not a.flags.c_contiguous:
+            return None
+    if first.dtype.name not in _DTYPES:
+        return None
+    compiled = native.kernels()
+    return None if compiled is None or compiled.nn is None else compiled.nn.fns[name][
+        first.dtype.name]
+
+
+def _output(out, like, shape=None):
+    shape = like.shape if shape is None else shape
+    if out is None:
+        return numpy.empty(shape, like.dtype)
+    if (type(out) is not numpy.ndarray or out.shape != tuple(shape) or out.dtype != like.dtype
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        return None
+    return out
+
+
+def patches(x, ksize, strides, dilations):
+    """Sliding windows ``(N, OH, OW, KH, KW, C)`` of ``x`` (N, H, W, C), VALID, or None where
+    the kernel cannot run (or would not pay: fewer than 4 channels copy faster in numpy)."""
+    if getattr(x, "ndim", 0) != 4 or x.shape[-1] < 4:
+        return None
+    fn = _fn("patches", x)
+    if fn is None:
+        return None
+    (kh, kw), (sh, sw), (dh, dw) = ksize, strides, dilations
+    n, h, w, c = x.shape
+    oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
+    out = numpy.empty((n, oh, ow, kh, kw, c), x.dtype)
+    fn(n, h, w, c, kh, kw, sh, sw, dh, dw, x.ctypes.data, out.ctypes.data)
+    return out
+
+
+def max_pool(x, ksize, with_arg=True):
+    """``(maxima, arg)`` of non-overlapping ``ksize`` windows over ``x`` (N, H, W, C); ``arg``
+    (uint8, the maxima's shape) is None unless ``with_arg``. None where the kernel cannot run."""
+    kh, kw = ksize
+    if getattr(x, "ndim", 0) != 4 or kh * kw > 255:
+        return None
+    fn = _fn("fwd", x)
+    if fn is None:
+        return None
+    n, h, w, c = x.shape
+    shape = (n, h // kh, w // kw, c)
+    out = numpy.empty(shape, x.dtype)
+    arg = numpy.empty(shape, numpy.uint8) if with_arg else None
+    fn(n, h, w, c, kh, kw, x.ctypes.data, out.ctypes.data,
+       arg.ctypes.data if with_arg else None)
+    return out, arg
+
+
+def max_pool_grad(g, arg, shape, ksize):
+    """Each window's gradient ``g`` at its first maximum ``arg`` (from ``max_pool``), zeros
+    elsewhere: an array of ``shape`` (N, H, W, C). None where the kernel cannot run."""
+    kh, kw = ksize
+    n, h, w, c = shape
+    if g.shape != (n, h // kh, w // kw, c) or arg.shape != g.shape:
+        return None
+    fn = _fn("bwd", g)
+    if fn is None or not arg.flags.c_contiguous:
+        return None
+    dx = numpy.empty(shape, g.dtype)
+    fn(n, h, w, c, kh, kw, g.ctypes.data, arg.ctypes.data, dx.ctypes.data)
+    return dx
+
+
+def bias_relu(x, b, out=None):
+    """``maximum(x + b, 0)`` for ``b`` of shape ``(C,)`` and ``x`` of shape ``(..., C)``, or
+    None where the kernel cannot run."""
+    if getattr(b, "ndim", 0) != 1 or getattr(x, "ndim", 0) < 1 or x.shape[-1] != b.shape[0]:
+        return None
+    fn = _fn("bias_relu", x, b)
+    out = _output(out, x) if fn is not None else None
+    if out is None or out is b:
+        return None
+    fn(x.size // max(b.size, 1) if b.size else 0, b.size, x.ctypes.data, b.ctypes.data,
+       out.ctypes.data)
+    return out
+
+
+def relu_grad(g, y, out=None):
+    """``g * (y > 0)`` for arrays of one shape, or None where the kernel cannot run."""
+    if getattr(g, "shape", None) != getattr(y, "shape", ()):
+        return None
+    fn = _fn("relu_grad", g, y)
+    out = _output(out, g) if fn is not None else None
+    if out is None:
+        return None
+    fn(g.size, g.ctypes.data, y.ctypes.data, out.ctypes.data)
+    return out
+
+
+def _awkward(rng, shape, dtype):
+    """Values with NaN, infinities, signed zeros, subnormals and many ties, shuffled."""
+    x = rng.standard_normal(shape).astype(dtype).round(0)
+    flat = x.reshape(-1)
+    specials = [numpy.nan, numpy.inf, -numpy.inf, 0.0, -0.0, 1e-40, -1e-40, 3e38]
+    flat[:len(specials)] = specials
+    rng.shuffle(flat)
+    return x
+
+
+def _pool_matches(fns, dtype, rng):
+    x, g = _awkward(rng, (2, 7, 9, 5), dtype), _awkward(rng, (2, 3, 3, 5), dtype)
+    kh, kw = 2, 3
+    out, arg = numpy.empty(g.shape, dtype), numpy.empty(g.shape, numpy.uint8)
+    fns["fwd"][dtype](2, 7, 9, 5, kh, kw, x.ctypes.data, out.ctypes.data, arg.ctypes.data)
+    dx = numpy.empty(x.shape, dtype)
+    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, g.ctypes.data, arg.ctypes.data, dx.ctypes.data)
+    views = [x[:, i:i + 6:kh, j:j + 9:kw] for i in range(kh) for j in range(kw)]
+    top = views[0].copy()
+    for v in views[1:]:
+        numpy.maximum(top, v, out=top)
+    want_arg = numpy.full(g.shape, kh * kw - 1, numpy.uint8)
+    for q in reversed(range(kh * kw)):
+        want_arg[views[q] == top] = q
+    want_dx = numpy.zeros(x.shape, dtype)
+    for q in range(kh * kw):
+        want_dx[:, q // kw:q // kw + 6:kh, q % kw:q % kw + 9:kw] = g * (want_arg == q)
+    return (numpy.array_equal(out, top, equal_nan=True) and numpy.array_equal(arg, want_arg)
+            and numpy.array_equal(dx, want_dx, equal_nan=True))
+
+
+def _elementwise_match(fns, dtype, rng):
+    x, g = _awkward(rng, (6, 5), dtype), _awkward(rng, (6, 5), dtype)
+    b = rng.standard_normal(5).astype(dtype)
+    z, gy = numpy.empty_like(x), numpy.empty_like(x)
+    fns["bias_relu"][dtype](6, 5, x.ctypes.data, b.ctypes.data, z.ctypes.data)
+    fns["relu_grad"][dtype](x.size, g.ctypes.data, x.ctypes.data, gy.ctypes.data)
+    want_gy = numpy.multiply(g, x > 0)
+    return (numpy.array_equal(z, numpy.maximum(x + b, 0), equal_nan=True)
+            and numpy.array_equal(gy.view(f"u{gy.itemsize}"), want_gy.view(f"u{gy.itemsize}")))
+
+
+def _patches_match(fns, dtype, rng):
+    x = rng.standard_normal((2, 7, 8, 5)).astype(dtype)
+    for (kh, kw), (sh, sw), (dh, dw) in [((3, 3), (1, 1), (1, 1)), ((2, 3), (2, 1), (1, 2))]:
+        oh, ow = (7 - (kh - 1) * dh - 1) // sh + 1, (8 - (kw - 1) * dw - 1) // sw + 1
+        out = numpy.empty((2, oh, ow, kh, kw, 5), dtype)
+        fns["patches"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, x.ctypes.data, out.ctypes.data)
+        for i in range(kh):
+            for j in range(kw):
+                want = x[:, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                         j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                if not numpy.array_equal(out[:, :, :, i, j], want):
+                    return False
+    return True
+
+
+def matches_numpy(kernels):
+    """Every kernel against numpy's formulas (pooling and relu on NaN, infinities, signed zeros,
+    subnormals and ties; signs of zero aside, which ``numpy.maximum`` itself does not fix)."""
+    rng = numpy.random.default_rng(0)
+    with numpy.errstate(all="ignore"):
+        return all(check(kernels.fns, dtype, rng) for dtype in _DTYPES
+                   for check in (_pool_matches, _elementwise_match, _patches_match))

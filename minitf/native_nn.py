@@ -13,6 +13,9 @@ kernel here is one pass over memory:
   window does not cover.
 - ``bias_relu(x, b)``: ``maximum(x + b, 0)`` with ``b`` along the last axis.
 - ``relu_grad(g, y)``: ``g * (y > 0)``.
+- ``bn_moments``, ``bn_apply``, ``bn_reduce``, ``bn_input_grad``: batch normalization's
+  statistics (summed in float64), output, parameter gradients and input gradient, one pass
+  each over the activations (``minitf.ops.norm_ops`` has the formulas).
 - ``patches(x, ksize, strides, dilations)``: a convolution's sliding windows (im2col), a
   ``memcpy`` per window row instead of numpy's strided copy per kernel offset.
 
@@ -124,13 +127,65 @@ void NAME##_patches(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int6
 }
 PATCHES(nn_float32, float)
 PATCHES(nn_float64, double)
+
+/* Batch normalization over the rows of x (n, c): sums in double, element-wise steps in T in
+   the order of the numpy formulas (xhat = (x - mean) * inv). */
+#define BATCHNORM(NAME, T)                                                               \
+void NAME##_bn_moments(int64_t n, int64_t c, const T *restrict x, double *restrict mean, \
+                       double *restrict var) {                                           \
+    for (int64_t ch = 0; ch < c; ch++) mean[ch] = var[ch] = 0;                           \
+    for (int64_t r = 0; r < n; r++)                                                      \
+        for (int64_t ch = 0; ch < c; ch++) mean[ch] += x[r * c + ch];                    \
+    for (int64_t ch = 0; ch < c; ch++) mean[ch] /= (double)n;                            \
+    for (int64_t r = 0; r < n; r++)                                                      \
+        for (int64_t ch = 0; ch < c; ch++) {                                             \
+            double d = x[r * c + ch] - mean[ch];                                         \
+            var[ch] += d * d;                                                            \
+        }                                                                                \
+    for (int64_t ch = 0; ch < c; ch++) var[ch] /= (double)n;                             \
+}                                                                                        \
+void NAME##_bn_apply(int64_t n, int64_t c, const T *restrict x, const T *restrict mean,  \
+                     const T *restrict inv, const T *restrict gamma,                     \
+                     const T *restrict beta, T *restrict y) {                            \
+    for (int64_t r = 0; r < n; r++)                                                      \
+        for (int64_t ch = 0; ch < c; ch++) {                                             \
+            T xhat = (x[r * c + ch] - mean[ch]) * inv[ch];                               \
+            y[r * c + ch] = xhat * gamma[ch] + beta[ch];                                 \
+        }                                                                                \
+}                                                                                        \
+void NAME##_bn_reduce(int64_t n, int64_t c, const T *restrict x, const T *restrict g,    \
+                      const T *restrict mean, const T *restrict inv,                     \
+                      double *restrict s0, double *restrict s1) {                        \
+    for (int64_t ch = 0; ch < c; ch++) s0[ch] = s1[ch] = 0;                              \
+    for (int64_t r = 0; r < n; r++)                                                      \
+        for (int64_t ch = 0; ch < c; ch++) {                                             \
+            T gv = g[r * c + ch];                                                        \
+            T xhat = (x[r * c + ch] - mean[ch]) * inv[ch];                               \
+            s0[ch] += gv;                                                                \
+            s1[ch] += gv * xhat;                                                         \
+        }                                                                                \
+}                                                                                        \
+void NAME##_bn_input_grad(int64_t n, int64_t c, const T *restrict x, const T *restrict g, \
+                          const T *restrict mean, const T *restrict inv,                 \
+                          const T *restrict m1, const T *restrict b0,                    \
+                          const T *restrict a, T *restrict out) {                        \
+    for (int64_t r = 0; r < n; r++)                                                      \
+        for (int64_t ch = 0; ch < c; ch++) {                                             \
+            T xhat = (x[r * c + ch] - mean[ch]) * inv[ch];                               \
+            out[r * c + ch] = ((xhat * m1[ch] + g[r * c + ch]) - b0[ch]) * a[ch];        \
+        }                                                                                \
+}
+BATCHNORM(nn_float32, float)
+BATCHNORM(nn_float64, double)
 """
 
 _DTYPES = ("float32", "float64")
 _I, _P = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 3,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
-               "patches": [_I] * 10 + [_P] * 2}
+               "patches": [_I] * 10 + [_P] * 2, "bn_moments": [_I, _I] + [_P] * 3,
+               "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
+               "bn_input_grad": [_I, _I] + [_P] * 8}
 
 
 class Kernels:
@@ -196,6 +251,67 @@ def patches(x, ksize, strides, dilations):
     return out
 
 
+def _rows(x, *channel_arrays):
+    """``x`` as contiguous (rows, C) and the kernel-ready per-channel arrays, or None."""
+    if getattr(x, "ndim", 0) < 1 or type(x) is not numpy.ndarray:
+        return None
+    c = x.shape[-1]
+    arrays = [numpy.ascontiguousarray(a, dtype=x.dtype) for a in channel_arrays]
+    if any(a.shape != (c,) for a in arrays):
+        return None
+    return x.reshape(-1, c), arrays
+
+
+def bn_moments(x):
+    """Per-channel mean and biased variance of ``x`` over every axis but the last, in
+    float64, or None where the kernel cannot run."""
+    fn = _fn("bn_moments", x)
+    if fn is None or x.ndim < 1:
+        return None
+    c = x.shape[-1]
+    mean, var = numpy.empty(c), numpy.empty(c)
+    fn(x.size // c if c else 0, c, x.ctypes.data, mean.ctypes.data, var.ctypes.data)
+    return mean, var
+
+
+def bn_apply(x, mean, inv, gamma, beta):
+    """``((x - mean) * inv) * gamma + beta`` per channel (last axis), or None."""
+    fn = _fn("bn_apply", x)
+    rows = None if fn is None else _rows(x, mean, inv, gamma, beta)
+    if rows is None:
+        return None
+    x2, arrays = rows
+    y = numpy.empty(x.shape, x.dtype)
+    fn(*x2.shape, x2.ctypes.data, *[a.ctypes.data for a in arrays], y.ctypes.data)
+    return y
+
+
+def bn_reduce(x, g, mean, inv):
+    """``[sum(g), sum(g * xhat)]`` per channel (float64, shape (2, C)), or None."""
+    fn = _fn("bn_reduce", x, g)
+    rows = None if fn is None or g.shape != x.shape else _rows(x, mean, inv)
+    if rows is None:
+        return None
+    x2, arrays = rows
+    s = numpy.empty((2, x2.shape[1]))
+    fn(*x2.shape, x2.ctypes.data, g.ctypes.data, *[a.ctypes.data for a in arrays],
+       s[0].ctypes.data, s[1].ctypes.data)
+    return s
+
+
+def bn_input_grad(x, g, mean, inv, m1, b0, a):
+    """``((xhat * m1 + g) - b0) * a`` per channel, ``xhat = (x - mean) * inv``, or None."""
+    fn = _fn("bn_input_grad", x, g)
+    rows = None if fn is None or g.shape != x.shape else _rows(x, mean, inv, m1, b0, a)
+    if rows is None:
+        return None
+    x2, arrays = rows
+    out = numpy.empty(x.shape, x.dtype)
+    fn(*x2.shape, x2.ctypes.data, g.ctypes.data, *[p.ctypes.data for p in arrays],
+       out.ctypes.data)
+    return out
+
+
 def max_pool(x, ksize, with_arg=True):
     """``(maxima, arg)`` of non-overlapping ``ksize`` windows over ``x`` (N, H, W, C); ``arg``
     (uint8, the maxima's shape) is None unless ``with_arg``. None where the kernel cannot run."""
@@ -221,6 +337,8 @@ def max_pool_grad(g, arg, shape, ksize):
     n, h, w, c = shape
     if g.shape != (n, h // kh, w // kw, c) or arg.shape != g.shape:
         return None
+    if type(g) is numpy.ndarray:   # a strided view (a padded convolution's gradient): copy it
+        g = numpy.ascontiguousarray(g)
     fn = _fn("bwd", g)
     if fn is None or not arg.flags.c_contiguous:
         return None

@@ -11,9 +11,10 @@ variance per channel, ``N`` values each):
 - ``batch_norm_moments(x)`` = ``[mean, var]`` (not differentiable: the moving averages' update).
 
 The composite (moments, then ~8 element-wise ops, each with its own backward) makes ~25 passes
-over the activations per layer and step; these make ~6 forward and ~7 backward. The forward
-keeps ``xhat`` and the statistics for the gradient ops and ``batch_norm_moments`` (keyed by the
-input array's identity, as convolution patches are). The Jacobian of ``xhat`` in ``x`` is
+over the activations per layer and step; these make ~6 forward and ~7 backward in numpy, and
+one each (two for the statistics) with the native kernels (``minitf.native_nn``). The forward
+keeps the statistics (and, in numpy, ``xhat``) for the gradient ops and ``batch_norm_moments``
+(keyed by the input array's identity, as convolution patches are). The Jacobian of ``xhat`` in ``x`` is
 symmetric, ``inv * (I - 1/N - xhat xhat^T / N)`` per channel, so ``batch_norm_input_grad``
 serves as both its VJP and its JVP; every rule is written with registered ops, so higher-order
 gradients work.
@@ -21,6 +22,7 @@ gradients work.
 import numpy
 
 from .. import backend as B
+from .. import native_nn
 from ._samples import pos, u
 from .conv_ops import _derived
 from .registry import defop
@@ -42,24 +44,39 @@ def _key(x, epsilon):
 
 
 def _statistics(x, epsilon, cache=False):
-    """``(xhat, inv, mean, var)`` of ``x`` (xhat as (N, C)); the forward's when it cached them."""
+    """``(xhat, inv, mean, var)`` of ``x``, the forward's when it cached them. ``xhat`` (as
+    (N, C)) is None where the native kernels run: they recompute it in their one pass."""
     hit = _derived.get(x, _key(x, epsilon))
     if hit is not None:
         return hit
     xp = B.xp
-    c = x.shape[-1]
-    x2 = x.reshape(-1, c)
-    n = x2.shape[0]
-    mean = _column_sums(x2) / n
-    xhat = x2 - mean
-    var = _column_dots(xhat, xhat) / n
+    moments = native_nn.bn_moments(x)
+    if moments is not None:
+        xhat = None
+        mean, var = (m.astype(x.dtype) for m in moments)
+    else:
+        x2 = x.reshape(-1, x.shape[-1])
+        n = x2.shape[0]
+        mean = _column_sums(x2) / n
+        xhat = x2 - mean
+        var = _column_dots(xhat, xhat) / n
     inv = 1.0 / xp.sqrt(var + epsilon)
-    xhat *= inv
+    if xhat is not None:
+        xhat *= inv
     value = (xhat, inv.astype(x.dtype, copy=False), mean.astype(x.dtype, copy=False),
              var.astype(x.dtype, copy=False))
     if cache:
         _derived.put(x, _key(x, epsilon), value)
     return value
+
+
+def _normalized(x, stats):
+    """``xhat`` as (N, C) from ``_statistics``' value."""
+    xhat, inv, mean, _ = stats
+    if xhat is None:
+        xhat = x.reshape(-1, x.shape[-1]) - mean
+        xhat *= inv
+    return xhat
 
 
 def _column_sums(a):
@@ -87,8 +104,12 @@ def _composite_norm(F, x, epsilon):
 # --- forward -------------------------------------------------------------------------------------
 
 def _train_forward(x, gamma, beta, epsilon=1e-3, cache=False):
-    xhat, _, _, _ = _statistics(x, epsilon, cache)
-    y = xhat * gamma
+    stats = _statistics(x, epsilon, cache)
+    if stats[0] is None:
+        y = native_nn.bn_apply(x, stats[2], stats[1], gamma, beta)
+        if y is not None:
+            return y
+    y = _normalized(x, stats) * gamma
     y += beta
     return y.reshape(x.shape)
 
@@ -132,7 +153,12 @@ batch_norm_train = defop("batch_norm_train", _train_forward, arity=3, vjp=_train
 
 def _reduce_grads_forward(x, g, epsilon=1e-3):
     xp = B.xp
-    xhat = _statistics(x, epsilon)[0]
+    stats = _statistics(x, epsilon)
+    if stats[0] is None:
+        s = native_nn.bn_reduce(x, g, stats[2], stats[1])
+        if s is not None:
+            return s.astype(g.dtype)
+    xhat = _normalized(x, stats)
     g2 = g.reshape(xhat.shape)
     out = xp.empty((2, xhat.shape[1]), dtype=g.dtype)
     out[0] = _column_sums(g2)
@@ -168,8 +194,13 @@ batch_norm_reduce_grads = defop(
 # --- x's gradient --------------------------------------------------------------------------------
 
 def _input_grad_forward(x, gamma, g, s, epsilon=1e-3):
-    xhat, inv = _statistics(x, epsilon)[:2]
-    n = xhat.shape[0]
+    stats = _statistics(x, epsilon)
+    inv, n = stats[1], _count(x)
+    if stats[0] is None:
+        out = native_nn.bn_input_grad(x, g, stats[2], inv, -s[1] / n, s[0] / n, gamma * inv)
+        if out is not None:
+            return out
+    xhat = _normalized(x, stats)
     # gamma * inv * (g - s0 / n - xhat * s1 / n) in four passes and one array.
     out = xhat * (-s[1] / n)
     out += g.reshape(xhat.shape)

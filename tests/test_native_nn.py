@@ -1,0 +1,190 @@
+"""Native CNN kernels (minitf.native_nn) against the numpy paths they replace."""
+import numpy as np
+import pytest
+
+import minitf as tf
+from minitf import native, native_nn
+from minitf.ops import conv_ops, norm_ops
+
+pytestmark = pytest.mark.skipif(
+    native.kernels() is None or native.kernels().nn is None,
+    reason="no C compiler (or MINITF_NATIVE=0)")
+
+
+@pytest.fixture
+def numpy_path(monkeypatch):
+    """Every native_nn kernel declines: the ops take their numpy path."""
+    monkeypatch.setattr(native_nn, "_fn", lambda name, *arrays: None)
+
+
+def _awkward(rng, shape, dtype=np.float32):
+    """Integers (many ties) with NaN, infinities and signed zeros scattered in."""
+    x = rng.integers(-3, 4, shape).astype(dtype)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, 4, replace=False)] = [np.nan, np.inf, -np.inf, -0.0]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,ksize", [((3, 8, 6, 5), (2, 2)), ((2, 7, 9, 3), (2, 3)),
+                                         ((1, 5, 5, 16), (3, 3))])
+def test_max_pool_and_its_gradient_match_the_numpy_path(shape, ksize, dtype):
+    rng = np.random.default_rng(0)
+    x = _awkward(rng, shape, dtype)
+    out_shape = (shape[0], shape[1] // ksize[0], shape[2] // ksize[1], shape[3])
+    g = rng.standard_normal(out_shape).astype(dtype)
+    g.reshape(-1)[0] = np.nan                          # a NaN gradient spreads over its window
+    with np.errstate(invalid="ignore"):
+        out, arg = native_nn.max_pool(x, ksize)
+        np.testing.assert_array_equal(out, conv_ops._tiled_max(x, ksize))
+        got = native_nn.max_pool_grad(g, arg, x.shape, ksize)
+        want = np.zeros_like(x)
+        for view, mask in zip(conv_ops._windows(want, ksize),
+                              conv_ops._first_max_selectors(x, ksize)):
+            np.multiply(g, mask, out=view)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_max_pool_gradient_goes_to_the_first_maximum_and_reads_strided_gradients():
+    x = np.array([[1.0, 5.0, 5.0, 0.0], [5.0, 2.0, -1.0, 7.0]], np.float32).reshape(1, 2, 4, 1)
+    out, arg = native_nn.max_pool(x, (2, 2))
+    np.testing.assert_array_equal(out.ravel(), [5.0, 7.0])
+    np.testing.assert_array_equal(arg.ravel(), [1, 3])         # row-major offsets in the window
+    g = np.array([[10.0, 99.0, 20.0, 99.0]], np.float32)[:, ::2].reshape(1, 1, 2, 1)
+    dx = native_nn.max_pool_grad(g, arg, x.shape, (2, 2))
+    np.testing.assert_array_equal(dx.reshape(2, 4), [[0, 10, 0, 0], [0, 0, 0, 20]])
+
+
+@pytest.mark.parametrize("ksize,strides,dilations", [((3, 3), (1, 1), (1, 1)),
+                                                     ((2, 3), (2, 1), (1, 2)),
+                                                     ((1, 2), (3, 2), (2, 1))])
+def test_patches_match_the_numpy_path(ksize, strides, dilations, numpy_path):
+    x = np.random.default_rng(1).standard_normal((2, 9, 8, 6))
+    assert native_nn.patches(x, ksize, strides, dilations) is None      # numpy's path below
+    want = conv_ops._patches_forward(x, ksize, strides, dilations)
+    np.testing.assert_array_equal(_native_patches(x, ksize, strides, dilations), want)
+
+
+def _native_patches(x, ksize, strides, dilations):
+    fn = native.kernels().nn.fns["patches"][x.dtype.name]
+    (kh, kw), (sh, sw), (dh, dw) = ksize, strides, dilations
+    n, h, w, c = x.shape
+    oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
+    out = np.empty((n, oh, ow, kh, kw, c), x.dtype)
+    fn(n, h, w, c, kh, kw, sh, sw, dh, dw, x.ctypes.data, out.ctypes.data)
+    return out
+
+
+def test_patches_leave_few_channels_and_other_arrays_to_numpy():
+    assert native_nn.patches(np.zeros((1, 4, 4, 3), np.float32), (2, 2), (1, 1), (1, 1)) is None
+    assert native_nn.patches(np.zeros((1, 4, 4, 8), np.float16), (2, 2), (1, 1), (1, 1)) is None
+    assert native_nn.patches(np.zeros((4, 4, 8), np.float32), (2, 2), (1, 1), (1, 1)) is None
+    x = np.arange(2 * 5 * 5 * 4, dtype=np.float32).reshape(2, 5, 5, 4)
+    np.testing.assert_array_equal(native_nn.patches(x, (3, 2), (1, 2), (1, 1)),
+                                  _native_patches(x, (3, 2), (1, 2), (1, 1)))
+
+
+def test_bias_relu_and_relu_grad_match_numpy_in_and_out_of_place():
+    rng = np.random.default_rng(2)
+    x, g = _awkward(rng, (4, 3, 5)), _awkward(rng, (4, 3, 5))
+    b = rng.standard_normal(5).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        want_y = np.maximum(x + b, 0)
+        want_g = g * (x > 0)
+    np.testing.assert_array_equal(native_nn.bias_relu(x, b), want_y)
+    grad = native_nn.relu_grad(g, x)
+    np.testing.assert_array_equal(grad.view(np.uint32), want_g.view(np.uint32))   # -0.0 too
+    inplace = g.copy()
+    assert native_nn.relu_grad(inplace, x, out=inplace) is inplace
+    np.testing.assert_array_equal(inplace.view(np.uint32), want_g.view(np.uint32))
+    assert native_nn.bias_relu(x, b, out=x) is x
+    np.testing.assert_array_equal(x, want_y)
+    assert native_nn.bias_relu(x, b[:3]) is None                   # not one bias per channel
+    assert native_nn.relu_grad(g[:2], x) is None                   # shapes differ
+    assert native_nn.bias_relu(x, b, out=np.empty((4, 3, 5), np.float64)) is None
+
+
+def _batch_norm_step(x, gamma, beta, seed_g):
+    """Output, beta/gamma gradients and input gradient of batch_norm_train."""
+    xt, gt, bt = tf.constant(x), tf.Variable(gamma), tf.Variable(beta)
+    dy = tf.constant(np.random.default_rng(seed_g).standard_normal(x.shape).astype(x.dtype))
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = norm_ops.batch_norm_train(xt, gt, bt, epsilon=1e-3, cache=True)
+        loss = tf.reduce_sum(y * dy)
+    grads = tape.gradient(loss, [xt, gt, bt])
+    moments = norm_ops.batch_norm_moments(xt, epsilon=1e-3)
+    return [y.numpy(), moments.numpy()] + [g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+def test_batch_norm_kernels_match_the_numpy_path(dtype, tol, monkeypatch):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((6, 5, 4, 7)) * 3 + 2).astype(dtype)
+    gamma = rng.uniform(0.5, 2, 7).astype(dtype)
+    beta = rng.standard_normal(7).astype(dtype)
+    native_values = _batch_norm_step(x, gamma, beta, 4)
+    monkeypatch.setattr(native_nn, "_fn", lambda name, *arrays: None)
+    numpy_values = _batch_norm_step(x, gamma, beta, 4)
+    for got, want in zip(native_values, numpy_values):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_batch_norm_gradient_matches_central_differences():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 5))
+    gamma, beta = rng.uniform(0.5, 2, 5), rng.standard_normal(5)
+    dy = rng.standard_normal(x.shape)
+
+    def loss(xv):
+        return float(np.sum(norm_ops.batch_norm_train(tf.constant(xv), tf.constant(gamma),
+                                                      tf.constant(beta)).numpy() * dy))
+
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        out = tf.reduce_sum(norm_ops.batch_norm_train(xt, tf.constant(gamma),
+                                                      tf.constant(beta)) * dy)
+    got = tape.gradient(out, xt).numpy()
+    numeric = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = 1e-6
+        numeric[i] = (loss(x + step) - loss(x - step)) / 2e-6
+    np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-7)
+
+
+def test_a_conv_bn_relu_pool_step_trains_the_same_with_and_without_kernels(monkeypatch):
+    def run():
+        tf.random.set_seed(0)
+        layers = tf.keras.layers
+        model = tf.keras.Sequential([
+            layers.Conv2D(8, 3, activation="relu"), layers.MaxPooling2D(2),
+            layers.Conv2D(6, 3, padding="same", use_bias=False), layers.BatchNormalization(),
+            layers.ReLU(), layers.MaxPooling2D(2), layers.Flatten(), layers.Dense(3)])
+        model.build((None, 12, 12, 2))
+        opt = tf.keras.optimizers.Adam(1e-2)
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        rng = np.random.default_rng(6)
+        x = tf.constant(rng.standard_normal((16, 12, 12, 2)).astype(np.float32))
+        y = tf.constant(rng.integers(0, 3, 16).astype(np.int32))
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                    model.trainable_variables))
+            return loss
+
+        losses = [float(step()) for _ in range(5)]
+        return losses, [v.numpy() for v in model.variables]
+
+    native_losses, native_vars = run()
+    monkeypatch.setattr(native_nn, "_fn", lambda name, *arrays: None)
+    monkeypatch.setattr(native_nn, "available", lambda: False)
+    numpy_losses, numpy_vars = run()
+    assert native_losses[-1] < native_losses[0]
+    np.testing.assert_allclose(native_losses, numpy_losses, rtol=1e-4)
+    for a, b in zip(native_vars, numpy_vars):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)

@@ -188,3 +188,25 @@ def test_a_conv_bn_relu_pool_step_trains_the_same_with_and_without_kernels(monke
     np.testing.assert_allclose(native_losses, numpy_losses, rtol=1e-4)
     for a, b in zip(native_vars, numpy_vars):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("ksize,strides,dilations", [((3, 3), (1, 1), (1, 1)),
+                                                     ((2, 3), (2, 1), (1, 2)),
+                                                     ((3, 2), (2, 3), (2, 1))])
+def test_col2im_and_the_conv_input_gradient_match_the_numpy_path(ksize, strides, dilations,
+                                                                  monkeypatch):
+    rng = np.random.default_rng(7)
+    size = (9, 10)
+    oh = (size[0] - (ksize[0] - 1) * dilations[0] - 1) // strides[0] + 1
+    ow = (size[1] - (ksize[1] - 1) * dilations[1] - 1) // strides[1] + 1
+    cols = rng.standard_normal((2, oh, ow) + ksize + (5,))
+    g = rng.standard_normal((2, oh, ow, 4))
+    w = rng.standard_normal(ksize + (5, 4))
+    got = [native_nn.col2im(cols, size, ksize, strides, dilations),
+           conv_ops._conv_input_grad_forward(g, w, size, strides, dilations)]
+    monkeypatch.setattr(native_nn, "_fn", lambda name, *arrays: None)
+    monkeypatch.setattr(native_nn, "available", lambda: False)
+    want = [conv_ops._col2im_forward(cols, size, ksize, strides, dilations),
+            conv_ops._conv_input_grad_forward(g, w, size, strides, dilations)]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-12)

@@ -67,6 +67,10 @@ def _col2im_forward(g, size, ksize, strides, dilations=(1, 1)):
     *lead, oh, ow, _, _, c = g.shape
     if (oh, ow) != (_out_size(size[0], kh, sh, dh), _out_size(size[1], kw, sw, dw)):
         raise ValueError(f"{oh}x{ow} windows do not tile a {size[0]}x{size[1]} image")
+    if len(lead) == 1:
+        out = native_nn.col2im(g, size, ksize, strides, dilations)
+        if out is not None:
+            return out
     out = B.xp.zeros((*lead, size[0], size[1], c), dtype=g.dtype)
     disjoint = sh > (kh - 1) * dh and sw > (kw - 1) * dw  # each pixel in at most one window
     for i in range(kh):
@@ -151,17 +155,44 @@ def _conv_forward(x, w, strides, dilations=(1, 1), cache=True):
         n, oh, ow, o)
 
 
+_COLS_BYTES = 8 << 20   # the product's rows per chunk: a few MB, not the whole batch's
+
+
+def _input_grad_by_col2im(g, w, size, strides, dilations):
+    """``col2im(g @ W^T)``, a chunk of images at a time (bounded scratch memory), or None
+    where the native kernel cannot run."""
+    kh, kw, c, o = w.shape
+    n, oh, ow, _ = g.shape
+    wt = w.reshape(kh * kw * c, o).T
+    out = numpy.empty((n,) + tuple(size) + (c,), dtype=g.dtype)
+    per_image = oh * ow * kh * kw * c * g.dtype.itemsize
+    step = max(1, _COLS_BYTES // max(per_image, 1))
+    for start in range(0, n, step):
+        part = g[start:start + step]
+        cols = (part.reshape(-1, o) @ wt).reshape(part.shape[:3] + (kh, kw, c))
+        if native_nn.col2im(cols, size, (kh, kw), strides, dilations,
+                            out=out[start:start + step]) is None:
+            return None     # not a dtype the kernel has: only the first chunk gets here
+    return out
+
+
 def _conv_input_grad_forward(g, w, size, strides, dilations=(1, 1)):
     """The adjoint of ``_conv_forward`` in x: (N, OH, OW, O) -> (N, H, W, C).
 
-    One product per kernel offset, added straight into the image: no (N*OH*OW, KH*KW*C)
-    intermediate and no strided gather from it (measured 3x faster than col2im of g @ W^T).
+    With the native kernels: one product ``g @ W^T`` and a native col2im (a 64-channel 3x3
+    layer: 10.9 + 1 ms against 15.8 ms below). Otherwise one product per kernel offset, added
+    straight into the image: no (N*OH*OW, KH*KW*C) intermediate and no strided gather from it
+    (measured 3x faster than numpy's col2im of g @ W^T).
     """
     xp = B.xp
     kh, kw, c, o = w.shape
     n, oh, ow, _ = g.shape
     (sh, sw), (dh, dw) = strides, dilations
     g2 = g.reshape(n * oh * ow, o)
+    if native_nn.available() and g.dtype == w.dtype:
+        out = _input_grad_by_col2im(g2.reshape(g.shape), w, size, strides, dilations)
+        if out is not None:
+            return out
     out = xp.zeros((n,) + tuple(size) + (c,), dtype=g.dtype)
     for i in range(kh):
         for j in range(kw):

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 
-from . import native_nn
+from . import native_nn, winograd
 
 logger = logging.getLogger("minitf")
 
@@ -69,7 +69,7 @@ void NAME##_many(int64_t count, const int64_t *sizes, T *const *w, const T *cons
 ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
-_SOURCE = _ADAM_SOURCE + native_nn.SOURCE
+_SOURCE = _ADAM_SOURCE + native_nn.SOURCE + winograd.SOURCE
 _FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared"]
 _ARGS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
 
@@ -167,6 +167,7 @@ class Kernels:
             fn.restype = None
             self.adam_many[dtype] = fn
         self.nn = native_nn.Kernels(lib)
+        self.winograd = winograd.Kernels(lib)
 
 
 def _load():
@@ -194,6 +195,9 @@ def _load():
     if not native_nn.matches_numpy(kernels.nn):
         logger.debug("minitf: native NN kernels differ from numpy; not used")
         kernels.nn = None
+    if not winograd.matches_direct(kernels.winograd):
+        logger.debug("minitf: native Winograd transforms differ from a direct convolution")
+        kernels.winograd = None
     return kernels
 
 

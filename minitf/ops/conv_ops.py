@@ -8,7 +8,7 @@ slice per offset. Pools reduce the same patches over the window axes.
 import numpy
 
 from .. import backend as B
-from .. import native_nn
+from .. import native_nn, winograd
 from .._state import state
 from ..tensor import Tensor, Variable
 from ._samples import u
@@ -146,8 +146,27 @@ def _cached_patches(x, ksize, strides, dilations, store):
     return patches
 
 
+def _winograd(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):
+    """Whether Winograd's kernels take this convolution (one dtype for every operand)."""
+    return all(d == dtype for d in more_dtypes) and winograd.applies(
+        x_shape, w_shape, strides, dilations, dtype)
+
+
+def _input_transform(x, store):
+    """Winograd's ``V`` of ``x``: cached by x's identity like patches."""
+    key = ("winograd_v", x.shape, x.dtype)
+    v = _derived.get(x, key)
+    if v is None and store:
+        v = winograd.transform_input(x)
+        _derived.put(x, key, v)
+    return v
+
+
 def _conv_forward(x, w, strides, dilations=(1, 1), cache=True):
-    """Valid cross-correlation of (N, H, W, C) with (KH, KW, C, O): patches @ filters."""
+    """Valid cross-correlation of (N, H, W, C) with (KH, KW, C, O): Winograd's tiles (3x3,
+    stride 1, see ``minitf.winograd``) or patches @ filters."""
+    if _winograd(x.shape, w.shape, strides, dilations, x.dtype, w.dtype):
+        return winograd.conv(x, w, _input_transform(x, cache))
     kh, kw, c, o = w.shape
     patches = _cached_patches(x, (kh, kw), strides, dilations, cache)
     n, oh, ow = patches.shape[:3]
@@ -187,6 +206,8 @@ def _conv_input_grad_forward(g, w, size, strides, dilations=(1, 1)):
     xp = B.xp
     kh, kw, c, o = w.shape
     n, oh, ow, _ = g.shape
+    if _winograd((n,) + tuple(size) + (c,), w.shape, strides, dilations, g.dtype, w.dtype):
+        return winograd.input_grad(g, w, size)
     (sh, sw), (dh, dw) = strides, dilations
     g2 = g.reshape(n * oh * ow, o)
     if native_nn.available() and g.dtype == w.dtype:
@@ -207,6 +228,8 @@ def _conv_filter_grad_forward(x, g, ksize, strides, dilations=(1, 1)):
     """The adjoint of ``_conv_forward`` in the filters: patches(x)^T @ g -> (KH, KW, C, O)."""
     kh, kw = ksize
     c, o = x.shape[-1], g.shape[-1]
+    if _winograd(x.shape, tuple(ksize) + (c, o), strides, dilations, x.dtype, g.dtype):
+        return winograd.filter_grad(x, g, _input_transform(x, False))
     patches = _cached_patches(x, ksize, strides, dilations, store=False).reshape(-1, kh * kw * c)
     g = g.reshape(-1, o)
     # BLAS runs these faster with the longer of the two small dimensions as the output's rows.
@@ -241,7 +264,8 @@ def _filter_grad_vjp(F, gw, x, y, ksize, strides, dilations=(1, 1)):
 
 def _conv_samples():
     return [((u(2, 5, 6, 3), u(2, 3, 3, 4)), {"strides": (1, 1), "dilations": (1, 1)}),
-            ((u(1, 7, 6, 2), u(3, 2, 2, 3)), {"strides": (2, 1), "dilations": (1, 2)})]
+            ((u(1, 7, 6, 2), u(3, 2, 2, 3)), {"strides": (2, 1), "dilations": (1, 2)}),
+            ((u(1, 5, 4, 8), u(3, 3, 8, 8)), {"strides": (1, 1), "dilations": (1, 1)})]  # Winograd
 
 
 conv2d_valid = defop("conv2d_valid", _conv_forward, arity=2, save=(0, 1), vjp=_conv_vjp,
@@ -253,14 +277,18 @@ conv2d_input_grad = defop(
     samples=lambda: [((u(2, 3, 4, 4), u(2, 3, 3, 4)), {"size": (4, 6), "strides": (1, 1),
                                                       "dilations": (1, 1)}),
                      ((u(1, 3, 4, 3), u(2, 2, 2, 3)), {"size": (7, 6), "strides": (2, 1),
-                                                      "dilations": (1, 2)})])
+                                                      "dilations": (1, 2)}),
+                     ((u(1, 3, 2, 8), u(3, 3, 8, 8)), {"size": (5, 4), "strides": (1, 1),
+                                                      "dilations": (1, 1)})])
 conv2d_filter_grad = defop(
     "conv2d_filter_grad", _conv_filter_grad_forward, arity=2, save=(0, 1), vjp=_filter_grad_vjp,
     jvp="bilinear", type="Conv2DBackpropFilter", batch_unaware=True, identity_cache=True,
     samples=lambda: [((u(2, 5, 6, 3), u(2, 3, 4, 4)), {"ksize": (3, 3), "strides": (1, 1),
                                                       "dilations": (1, 1)}),
                      ((u(1, 7, 6, 2), u(1, 3, 4, 3)), {"ksize": (2, 2), "strides": (2, 1),
-                                                      "dilations": (1, 2)})])
+                                                      "dilations": (1, 2)}),
+                     ((u(1, 5, 4, 8), u(1, 3, 2, 8)), {"ksize": (3, 3), "strides": (1, 1),
+                                                      "dilations": (1, 1)})])
 
 
 # --- max over a window ---------------------------------------------------------------------------

@@ -210,3 +210,82 @@ def test_col2im_and_the_conv_input_gradient_match_the_numpy_path(ksize, strides,
             conv_ops._conv_input_grad_forward(g, w, size, strides, dilations)]
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-12)
+
+
+def _direct_conv(x, w):
+    """Valid 3x3 cross-correlation by kernel offsets, in float64."""
+    n, h, wd, _ = x.shape
+    out = np.zeros((n, h - 2, wd - 2, w.shape[3]))
+    for i in range(3):
+        for j in range(3):
+            out += x[:, i:i + h - 2, j:j + wd - 2].astype(np.float64) @ w[i, j]
+    return out
+
+
+@pytest.mark.parametrize("shape,filters", [((3, 9, 8, 8), 8), ((2, 6, 11, 12), 17),
+                                           ((1, 3, 3, 40), 9), ((5, 16, 16, 32), 64)])
+@pytest.mark.parametrize("block_bytes", [4096, 1 << 20])
+def test_winograd_convolution_and_gradients_match_a_direct_convolution(shape, filters,
+                                                                       block_bytes,
+                                                                       monkeypatch):
+    from minitf import winograd
+    monkeypatch.setattr(winograd, "BLOCK_BYTES", block_bytes)   # one block, or many
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((3, 3, shape[3], filters))
+    g = rng.standard_normal((shape[0], shape[1] - 2, shape[2] - 2, filters))
+    assert winograd.applies(x.shape, w.shape, (1, 1), (1, 1), x.dtype)
+    # The adjoints by their definition: <conv(x), g> = <x, input_grad(g)> = <w, filter_grad>.
+    y = _direct_conv(x, w)
+    dx = np.zeros_like(x)
+    dw = np.zeros_like(w)
+    for i in range(3):
+        for j in range(3):
+            window = x[:, i:i + shape[1] - 2, j:j + shape[2] - 2]
+            dx[:, i:i + shape[1] - 2, j:j + shape[2] - 2] += g @ w[i, j].T
+            dw[i, j] = np.einsum("nhwc,nhwo->co", window, g)
+    np.testing.assert_allclose(winograd.conv(x, w), y, rtol=1e-11, atol=1e-11)
+    v = winograd.transform_input(x)
+    np.testing.assert_allclose(winograd.conv(x, w, v), y, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(winograd.input_grad(g, w, shape[1:3]), dx, rtol=1e-11,
+                               atol=1e-11)
+    np.testing.assert_allclose(winograd.filter_grad(x, g), dw, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(winograd.filter_grad(x, g, v), dw, rtol=1e-11, atol=1e-11)
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    np.testing.assert_allclose(winograd.conv(x32, w32), _direct_conv(x32, w32),
+                               rtol=2e-5, atol=2e-5 * np.abs(y).max())
+
+
+def test_winograd_takes_only_what_it_was_built_for():
+    from minitf import winograd
+    ok = ((2, 8, 8, 16), (3, 3, 16, 16), (1, 1), (1, 1), np.float32)
+    assert winograd.applies(*ok)
+    for index, value in [(1, (3, 3, 4, 16)), (1, (3, 3, 16, 4)), (1, (5, 5, 16, 16)),
+                         (2, (2, 1)), (3, (2, 2)), (4, np.float16), (0, (2, 2, 2, 16))]:
+        case = list(ok)
+        case[index] = value
+        assert not winograd.applies(*case), case
+
+
+def test_conv_layers_pick_winograd_and_match_the_im2col_path(monkeypatch):
+    rng = np.random.default_rng(9)
+    x = tf.constant(rng.standard_normal((4, 10, 9, 16)).astype(np.float32))
+    layer = tf.keras.layers.Conv2D(24, 3, padding="same")
+    layer.build(x.shape)
+
+    def step():
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.reduce_sum(tf.square(layer(x)))
+        return [loss.numpy()] + [g.numpy() for g in tape.gradient(loss, [x, layer.kernel])]
+
+    from minitf import winograd
+    calls = []
+    real = winograd.conv
+    monkeypatch.setattr(winograd, "conv", lambda *a: calls.append(1) or real(*a))
+    fast = step()
+    assert calls
+    monkeypatch.setattr(winograd, "MIN_CHANNELS", 10 ** 6)       # the im2col path
+    slow = step()
+    for a, b in zip(fast, slow):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-4)

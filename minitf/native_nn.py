@@ -29,6 +29,8 @@ import ctypes
 
 import numpy
 
+from . import kernel_threads
+
 SOURCE = r"""
 #include <string.h>
 /* Non-overlapping max pooling of contiguous NHWC x (n, h, w, c), windows kh x kw, VALID. */
@@ -156,18 +158,20 @@ COL2IM(nn_float64, double)
 /* Batch normalization over the rows of x (n, c): sums in double, element-wise steps in T in
    the order of the numpy formulas (xhat = (x - mean) * inv). */
 #define BATCHNORM(NAME, T)                                                               \
-void NAME##_bn_moments(int64_t n, int64_t c, const T *restrict x, double *restrict mean, \
-                       double *restrict var) {                                           \
-    for (int64_t ch = 0; ch < c; ch++) mean[ch] = var[ch] = 0;                           \
-    for (int64_t r = 0; r < n; r++)                                                      \
-        for (int64_t ch = 0; ch < c; ch++) mean[ch] += x[r * c + ch];                    \
-    for (int64_t ch = 0; ch < c; ch++) mean[ch] /= (double)n;                            \
+void NAME##_bn_sums(int64_t n, int64_t c, const T *restrict x,                        \
+                    const double *restrict mean, double *restrict out) {                 \
+    /* sums of x per channel, or of (x - mean)^2 where mean is given */                  \
+    for (int64_t ch = 0; ch < c; ch++) out[ch] = 0;                                      \
+    if (!mean) {                                                                         \
+        for (int64_t r = 0; r < n; r++)                                                  \
+            for (int64_t ch = 0; ch < c; ch++) out[ch] += x[r * c + ch];                 \
+        return;                                                                          \
+    }                                                                                    \
     for (int64_t r = 0; r < n; r++)                                                      \
         for (int64_t ch = 0; ch < c; ch++) {                                             \
             double d = x[r * c + ch] - mean[ch];                                         \
-            var[ch] += d * d;                                                            \
+            out[ch] += d * d;                                                            \
         }                                                                                \
-    for (int64_t ch = 0; ch < c; ch++) var[ch] /= (double)n;                             \
 }                                                                                        \
 void NAME##_bn_apply(int64_t n, int64_t c, const T *restrict x, const T *restrict mean,  \
                      const T *restrict inv, const T *restrict gamma,                     \
@@ -209,7 +213,7 @@ _I, _P = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 3,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
-               "bn_moments": [_I, _I] + [_P] * 3,
+               "bn_sums": [_I, _I] + [_P] * 3,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
                "bn_input_grad": [_I, _I] + [_P] * 8}
 
@@ -261,6 +265,18 @@ def _output(out, like, shape=None):
     return out
 
 
+MIN_PART = 1 << 17    # elements per thread at least: fewer do not pay for the handoff
+
+
+def _split(rows, row_size, body):
+    """``body(part, start, stop)`` over ``rows`` rows of ``row_size`` elements, split over
+    ``kernel_threads``; returns the number of parts."""
+    parts = kernel_threads.split(rows, -(-MIN_PART // max(row_size, 1)))
+    index = {start: k for k, (start, _) in enumerate(parts)}
+    kernel_threads.run(lambda start, stop: body(index[start], start, stop), parts)
+    return len(parts)
+
+
 def patches(x, ksize, strides, dilations):
     """Sliding windows ``(N, OH, OW, KH, KW, C)`` of ``x`` (N, H, W, C), VALID, or None where
     the kernel cannot run (or would not pay: fewer than 4 channels copy faster in numpy)."""
@@ -273,7 +289,8 @@ def patches(x, ksize, strides, dilations):
     n, h, w, c = x.shape
     oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
     out = numpy.empty((n, oh, ow, kh, kw, c), x.dtype)
-    fn(n, h, w, c, kh, kw, sh, sw, dh, dw, x.ctypes.data, out.ctypes.data)
+    _split(n, out[0].size, lambda _, a, b: fn(b - a, h, w, c, kh, kw, sh, sw, dh, dw,
+                                              x[a:].ctypes.data, out[a:].ctypes.data))
     return out
 
 
@@ -294,7 +311,8 @@ def col2im(cols, size, ksize, strides, dilations, out=None):
     out = _output(out, cols, (n, h, w, c))
     if out is None:
         return None
-    fn(n, h, w, c, kh, kw, sh, sw, dh, dw, cols.ctypes.data, out.ctypes.data)
+    _split(n, cols[0].size, lambda _, a, b: fn(b - a, h, w, c, kh, kw, sh, sw, dh, dw,
+                                               cols[a:].ctypes.data, out[a:].ctypes.data))
     return out
 
 
@@ -309,16 +327,27 @@ def _rows(x, *channel_arrays):
     return x.reshape(-1, c), arrays
 
 
+def _channel_sums(fn, x2, mean=None):
+    """Per-channel sums (float64) of ``x2`` (rows, C), or of ``(x2 - mean)**2``: partial sums
+    per thread, added in a fixed order."""
+    rows, c = x2.shape
+    partial = numpy.zeros((kernel_threads.count(), c))
+    center = None if mean is None else mean.ctypes.data
+    used = _split(rows, c, lambda k, a, b: fn(b - a, c, x2[a:].ctypes.data, center,
+                                              partial[k].ctypes.data))
+    return partial[:used].sum(axis=0)
+
+
 def bn_moments(x):
     """Per-channel mean and biased variance of ``x`` over every axis but the last, in
     float64, or None where the kernel cannot run."""
-    fn = _fn("bn_moments", x)
-    if fn is None or x.ndim < 1:
+    fn = _fn("bn_sums", x)
+    if fn is None or x.ndim < 1 or x.shape[-1] == 0:
         return None
-    c = x.shape[-1]
-    mean, var = numpy.empty(c), numpy.empty(c)
-    fn(x.size // c if c else 0, c, x.ctypes.data, mean.ctypes.data, var.ctypes.data)
-    return mean, var
+    x2 = x.reshape(-1, x.shape[-1])
+    with numpy.errstate(invalid="ignore"):           # no rows: NaN, as numpy's mean
+        mean = _channel_sums(fn, x2) / x2.shape[0]
+        return mean, _channel_sums(fn, x2, mean) / x2.shape[0]
 
 
 def bn_apply(x, mean, inv, gamma, beta):
@@ -328,9 +357,11 @@ def bn_apply(x, mean, inv, gamma, beta):
     if rows is None:
         return None
     x2, arrays = rows
-    y = numpy.empty(x.shape, x.dtype)
-    fn(*x2.shape, x2.ctypes.data, *[a.ctypes.data for a in arrays], y.ctypes.data)
-    return y
+    y = numpy.empty(x2.shape, x.dtype)
+    pointers = [a.ctypes.data for a in arrays]
+    _split(x2.shape[0], x2.shape[1], lambda _, a, b: fn(
+        b - a, x2.shape[1], x2[a:].ctypes.data, *pointers, y[a:].ctypes.data))
+    return y.reshape(x.shape)
 
 
 def bn_reduce(x, g, mean, inv):
@@ -340,10 +371,13 @@ def bn_reduce(x, g, mean, inv):
     if rows is None:
         return None
     x2, arrays = rows
-    s = numpy.empty((2, x2.shape[1]))
-    fn(*x2.shape, x2.ctypes.data, g.ctypes.data, *[a.ctypes.data for a in arrays],
-       s[0].ctypes.data, s[1].ctypes.data)
-    return s
+    g2 = g.reshape(x2.shape)
+    partial = numpy.zeros((kernel_threads.count(), 2, x2.shape[1]))
+    pointers = [a.ctypes.data for a in arrays]
+    used = _split(x2.shape[0], x2.shape[1], lambda k, a, b: fn(
+        b - a, x2.shape[1], x2[a:].ctypes.data, g2[a:].ctypes.data, *pointers,
+        partial[k, 0].ctypes.data, partial[k, 1].ctypes.data))
+    return partial[:used].sum(axis=0)
 
 
 def bn_input_grad(x, g, mean, inv, m1, b0, a):
@@ -353,10 +387,13 @@ def bn_input_grad(x, g, mean, inv, m1, b0, a):
     if rows is None:
         return None
     x2, arrays = rows
-    out = numpy.empty(x.shape, x.dtype)
-    fn(*x2.shape, x2.ctypes.data, g.ctypes.data, *[p.ctypes.data for p in arrays],
-       out.ctypes.data)
-    return out
+    g2 = g.reshape(x2.shape)
+    out = numpy.empty(x2.shape, x.dtype)
+    pointers = [p.ctypes.data for p in arrays]
+    _split(x2.shape[0], x2.shape[1], lambda _, lo, hi: fn(
+        hi - lo, x2.shape[1], x2[lo:].ctypes.data, g2[lo:].ctypes.data, *pointers,
+        out[lo:].ctypes.data))
+    return out.reshape(x.shape)
 
 
 def max_pool(x, ksize, with_arg=True):
@@ -372,8 +409,9 @@ def max_pool(x, ksize, with_arg=True):
     shape = (n, h // kh, w // kw, c)
     out = numpy.empty(shape, x.dtype)
     arg = numpy.empty(shape, numpy.uint8) if with_arg else None
-    fn(n, h, w, c, kh, kw, x.ctypes.data, out.ctypes.data,
-       arg.ctypes.data if with_arg else None)
+    _split(n, x[0].size, lambda _, a, b: fn(
+        b - a, h, w, c, kh, kw, x[a:].ctypes.data, out[a:].ctypes.data,
+        arg[a:].ctypes.data if with_arg else None))
     return out, arg
 
 
@@ -390,7 +428,8 @@ def max_pool_grad(g, arg, shape, ksize):
     if fn is None or not arg.flags.c_contiguous:
         return None
     dx = numpy.empty(shape, g.dtype)
-    fn(n, h, w, c, kh, kw, g.ctypes.data, arg.ctypes.data, dx.ctypes.data)
+    _split(n, h * w * c, lambda _, a, b: fn(b - a, h, w, c, kh, kw, g[a:].ctypes.data,
+                                            arg[a:].ctypes.data, dx[a:].ctypes.data))
     return dx
 
 
@@ -403,8 +442,12 @@ def bias_relu(x, b, out=None):
     out = _output(out, x) if fn is not None else None
     if out is None or out is b:
         return None
-    fn(x.size // max(b.size, 1) if b.size else 0, b.size, x.ctypes.data, b.ctypes.data,
-       out.ctypes.data)
+    c = b.size
+    if c == 0:
+        return out
+    x2, o2 = x.reshape(-1, c), out.reshape(-1, c)
+    _split(x2.shape[0], c, lambda _, lo, hi: fn(hi - lo, c, x2[lo:].ctypes.data,
+                                                b.ctypes.data, o2[lo:].ctypes.data))
     return out
 
 
@@ -416,7 +459,9 @@ def relu_grad(g, y, out=None):
     out = _output(out, g) if fn is not None else None
     if out is None:
         return None
-    fn(g.size, g.ctypes.data, y.ctypes.data, out.ctypes.data)
+    g1, y1, o1 = g.reshape(-1), y.reshape(-1), out.reshape(-1)
+    _split(g1.size, 1, lambda _, lo, hi: fn(hi - lo, g1[lo:].ctypes.data, y1[lo:].ctypes.data,
+                                            o1[lo:].ctypes.data))
     return out
 
 

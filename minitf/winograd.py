@@ -22,11 +22,13 @@ import ctypes
 
 import numpy
 
+from . import kernel_threads
+
 SOURCE = r"""
 /* Tiles: t = (b * th + ty) * tw + tx covers input rows 2ty..2ty+3, columns 2tx..2tx+3 and
    output rows 2ty, 2ty+1, columns 2tx, 2tx+1. Each kernel handles tiles t0 .. t0 + count - 1,
-   whose transforms form a block (16, count, channels): plane k = 4 * xi + nu. Channels go in
-   groups of WB, the vectorised inner loops. */
+   whose transforms form a block of 16 planes (plane k = 4 * xi + nu) of count rows of
+   channels, ld rows apart. Channels go in groups of WB, the vectorised inner loops. */
 #define WB 32
 #define TILES                                                                            \
     for (int64_t t = t0; t < t0 + count; t++)                                            \
@@ -34,12 +36,12 @@ SOURCE = r"""
 #define TILE_INDEX                                                                       \
     int64_t b = t / (th * tw), ty = t / tw % th, tx = t % tw, u = t - t0;                \
     int64_t cb = c - c0 < WB ? c - c0 : WB;
-#define PLANE(base, k) ((base) + ((int64_t)(k) * count + u) * c + c0)
+#define PLANE(base, k) ((base) + ((int64_t)(k) * ld + u) * c + c0)
 
 #define WINOGRAD(NAME, T)                                                                \
 /* v = B^T d B of each input tile d (zeros past the image). */                           \
 void NAME##_wino_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int64_t t0, \
-                    int64_t count, const T *restrict x, T *restrict v) {                 \
+                    int64_t count, int64_t ld, const T *restrict x, T *restrict v) {     \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T d[4][4][WB], r[4][4][WB];                                                      \
@@ -74,7 +76,8 @@ void NAME##_wino_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int
 }                                                                                        \
 /* y = A^T m A of each tile, cropped to the output (oh, ow). */                          \
 void NAME##_wino_out(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,          \
-                     int64_t t0, int64_t count, const T *restrict m, T *restrict y) {    \
+                     int64_t t0, int64_t count, int64_t ld, const T *restrict m,        \
+                     T *restrict y) {                                                    \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T s[2][4][WB];                                                                   \
@@ -98,7 +101,7 @@ void NAME##_wino_out(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw, 
 }                                                                                        \
 /* The adjoint of wino_out: dm = A e A^T of each output-gradient tile e (zeros past it). */ \
 void NAME##_wino_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,      \
-                         int64_t t0, int64_t count, const T *restrict dy,                \
+                         int64_t t0, int64_t count, int64_t ld, const T *restrict dy,    \
                          T *restrict dm) {                                               \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
@@ -134,7 +137,7 @@ void NAME##_wino_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t 
 }                                                                                        \
 /* The adjoint of wino_in: B dv B^T of each tile added into dx (n, h, w, c). */          \
 void NAME##_wino_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,         \
-                        int64_t t0, int64_t count, const T *restrict dv,                 \
+                        int64_t t0, int64_t count, int64_t ld, const T *restrict dv,     \
                         T *restrict dx) {                                                \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
@@ -173,6 +176,7 @@ _NAMES = ("wino_in", "wino_out", "wino_out_adj", "wino_in_adj")
 _G = numpy.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 MIN_CHANNELS = 8       # below this the transforms cost more than the products save
 BLOCK_BYTES = 1 << 20  # tiles per block: a block's transforms stay in the core's cache
+MIN_PART_TILES = 2048  # tiles per thread at least: fewer do not pay for the handoff
 
 
 class Kernels:
@@ -184,7 +188,7 @@ class Kernels:
             self.fns[name] = {}
             for dtype in _DTYPES:
                 fn = getattr(lib, f"nn_{dtype}_{name}")
-                fn.argtypes = [ctypes.c_int64] * 7 + [ctypes.c_void_p] * 2
+                fn.argtypes = [ctypes.c_int64] * 8 + [ctypes.c_void_p] * 2
                 fn.restype = None
                 self.fns[name][dtype] = fn
 
@@ -207,28 +211,37 @@ def applies(x_shape, w_shape, strides, dilations, dtype):
 
 
 class _Tiles:
-    """The tiling of (N, H, W) images for a 3x3 valid convolution, and its blocks of tiles."""
+    """The tiling of (N, H, W) images for a 3x3 valid convolution, in blocks of tiles or in
+    parts of whole images (``kernel_threads``)."""
 
     def __init__(self, n, h, w, channels, dtype, kernels=None):
-        self.h, self.w, self.oh, self.ow = h, w, h - 2, w - 2
+        self.n, self.h, self.w, self.oh, self.ow = n, h, w, h - 2, w - 2
         self.th, self.tw = (h - 1) // 2, (w - 1) // 2      # ceil(oh / 2), ceil(ow / 2)
         self.count = n * self.th * self.tw
         self.fns = (kernels or _kernels()).fns
         self.dtype = numpy.dtype(dtype)
         self.block = max(1, BLOCK_BYTES // (16 * channels * self.dtype.itemsize))
 
-    def blocks(self):
-        for t0 in range(0, self.count, self.block):
-            yield t0, min(self.block, self.count - t0)
+    def parts(self):
+        """Tile ranges of whole images, one per thread (tiles of one image overlap in the
+        input, so two threads never add into one image)."""
+        per_image = self.th * self.tw
+        return [(a * per_image, b * per_image)
+                for a, b in kernel_threads.split(self.n, -(-MIN_PART_TILES // per_image))]
 
-    def run(self, name, src, dst, t0, count):
-        """One kernel over tiles ``t0 .. t0 + count - 1``; the channels are the images'
-        (``src`` or ``dst``, whichever is not the block)."""
+    def blocks(self, start, stop):
+        for t0 in range(start, stop, self.block):
+            yield t0, min(self.block, stop - t0)
+
+    def run(self, name, src, dst, t0, count, ld=None):
+        """One kernel over tiles ``t0 .. t0 + count - 1``; the block (``src`` or ``dst``,
+        whichever is not the images) has planes ``ld`` rows apart (default ``count``)."""
         if name in ("wino_in", "wino_in_adj"):      # input-side images (N, H, W, C)
             size, image = (self.h, self.w), src if name == "wino_in" else dst
         else:                                       # output-side images (N, OH, OW, O)
             size, image = (self.oh, self.ow), dst if name == "wino_out" else src
         self.fns[name][self.dtype.name](*size, image.shape[-1], self.th, self.tw, t0, count,
+                                        count if ld is None else ld,
                                         src.ctypes.data, dst.ctypes.data)
         return dst
 
@@ -241,12 +254,32 @@ class _Tiles:
                         t0, count)
 
 
+def _whole(tiles, name, src, dst):
+    """One kernel over every tile, split by images over ``kernel_threads``; the block side is
+    a whole (16, tiles, channels) array."""
+    block_is_src = name in ("wino_out", "wino_in_adj")
+
+    def part(start, stop):
+        if block_is_src:
+            tiles.run(name, src[:, start:], dst, start, stop - start, ld=tiles.count)
+        else:
+            tiles.run(name, src, dst[:, start:], start, stop - start, ld=tiles.count)
+
+    kernel_threads.run(part, tiles.parts())
+    return dst
+
+
 def transform_input(x):
-    """``V``: (16, tiles, C) of contiguous images ``x`` (N, H, W, C), for ``conv`` and
-    ``filter_grad`` to share."""
+    """``V``: (16, tiles, C) of images ``x`` (N, H, W, C), for ``conv`` and ``filter_grad``
+    to share."""
     x = numpy.ascontiguousarray(x)
     tiles = _Tiles(*x.shape, x.dtype)
-    return tiles.input_block(x, 0, tiles.count)
+    return _whole(tiles, "wino_in", x, numpy.empty((16, tiles.count, x.shape[-1]), x.dtype))
+
+
+def _output_grad_transform(tiles, g):
+    return _whole(tiles, "wino_out_adj", g, numpy.empty((16, tiles.count, g.shape[-1]),
+                                                         g.dtype))
 
 
 def _filters(w):
@@ -255,16 +288,23 @@ def _filters(w):
     return numpy.ascontiguousarray(u.reshape(16, *w.shape[2:]), dtype=w.dtype)
 
 
+# With one thread, the products run a block of tiles at a time (its transforms stay in cache);
+# with more, whole planes at once (OpenBLAS's threads share large products well, small ones
+# poorly) between transforms split by images.
+
 def conv(x, w, v=None):
-    """Valid 3x3 cross-correlation of ``x`` (N, H, W, C) with ``w`` (3, 3, C, O), one block
-    of tiles at a time; ``v`` is ``transform_input(x)`` when the caller has it."""
+    """Valid 3x3 cross-correlation of ``x`` (N, H, W, C) with ``w`` (3, 3, C, O); ``v`` is
+    ``transform_input(x)`` when the caller has it."""
     x = numpy.ascontiguousarray(x)
     n, h, wd, c = x.shape
     o = w.shape[3]
     tiles = _Tiles(n, h, wd, max(c, o), x.dtype)
     u = _filters(w)
     y = numpy.empty((n, h - 2, wd - 2, o), x.dtype)
-    for t0, count in tiles.blocks():
+    if kernel_threads.count() > 1:
+        v = transform_input(x) if v is None else v
+        return _whole(tiles, "wino_out", numpy.matmul(v, u), y)
+    for t0, count in tiles.blocks(0, tiles.count):
         vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
         tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
     return y
@@ -277,7 +317,10 @@ def input_grad(g, w, size):
     tiles = _Tiles(n, *size, max(c, o), g.dtype)
     ut = numpy.ascontiguousarray(_filters(w).transpose(0, 2, 1))
     dx = numpy.zeros((n,) + tuple(size) + (c,), g.dtype)
-    for t0, count in tiles.blocks():
+    if kernel_threads.count() > 1:
+        return _whole(tiles, "wino_in_adj", numpy.matmul(_output_grad_transform(tiles, g), ut),
+                      dx)
+    for t0, count in tiles.blocks(0, tiles.count):
         dv = numpy.matmul(tiles.output_grad_block(g, t0, count), ut)
         tiles.run("wino_in_adj", dv, dx, t0, count)
     return dx
@@ -289,10 +332,14 @@ def filter_grad(x, g, v=None):
     x, g = numpy.ascontiguousarray(x), numpy.ascontiguousarray(g)
     c, o = x.shape[-1], g.shape[-1]
     tiles = _Tiles(*x.shape[:3], max(c, o), g.dtype)
-    du = numpy.zeros((16, c, o), g.dtype)
-    for t0, count in tiles.blocks():
-        vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
-        du += numpy.matmul(vb.transpose(0, 2, 1), tiles.output_grad_block(g, t0, count))
+    if kernel_threads.count() > 1:
+        v = transform_input(x) if v is None else v
+        du = numpy.matmul(v.transpose(0, 2, 1), _output_grad_transform(tiles, g))
+    else:
+        du = numpy.zeros((16, c, o), g.dtype)
+        for t0, count in tiles.blocks(0, tiles.count):
+            vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
+            du += numpy.matmul(vb.transpose(0, 2, 1), tiles.output_grad_block(g, t0, count))
     return numpy.einsum("ai,abco,bj->ijco", _G, du.reshape(4, 4, c, o), _G,
                         optimize=True).astype(g.dtype)
 
@@ -321,7 +368,7 @@ def matches_direct(kernels):
         y = numpy.empty_like(direct)
         got_dx = numpy.zeros_like(x)
         du = numpy.zeros((16, 9, 8))
-        for t0, count in tiles.blocks():
+        for t0, count in tiles.blocks(0, tiles.count):
             vb = tiles.input_block(x, t0, count)
             tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
             dm = tiles.output_grad_block(g, t0, count)

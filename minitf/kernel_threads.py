@@ -8,10 +8,11 @@ splits over as many threads as numpy's OpenBLAS is set to use (``threadpoolctl``
 ``OPENBLAS_NUM_THREADS``), so one setting governs both, and ``threads=1`` runs stay
 single-threaded.
 
-The parts never call BLAS: concurrent BLAS calls from several threads ran no faster than one
-here (OpenBLAS 0.3.31), so products stay whole and on OpenBLAS's own threads. Before a split,
-OpenBLAS's spinning workers are parked (``openblas.park``), as for the optimizers' split update:
-a 96 MB element-wise pass took 2.5 ms over two threads with them parked, 5 ms without.
+Parts may run small products (Winograd's blocks: OpenBLAS runs those on the calling thread,
+and two threads ran them twice as fast as one); large products stay whole on OpenBLAS's own
+threads (two threads each running half of one large product ran no faster than one). Before a
+split, OpenBLAS's spinning workers are parked (``openblas.park``), as for the optimizers' split
+update: a 96 MB element-wise pass took 2.5 ms over two threads with them parked, 5 ms without.
 """
 import ctypes
 import os
@@ -76,15 +77,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def run(fn, parts):
+def _declared_blas_user(fn):
+    def part(start, stop):
+        with openblas.may_use_blas():    # park() waits while a worker is inside BLAS
+            fn(start, stop)
+    return part
+
+
+def run(fn, parts, uses_blas=False):
     """``fn(start, stop)`` for every part (from ``split``), in parallel; returns when all
-    are done and raises the first error. ``fn`` must not call BLAS."""
+    are done and raises the first error. ``uses_blas``: ``fn`` runs small products."""
     if len(parts) <= 1:
         for start, stop in parts:
             fn(start, stop)
         return
     openblas.park()
-    futures = [_workers().submit(fn, start, stop) for start, stop in parts[1:]]
+    worker = _declared_blas_user(fn) if uses_blas else fn
+    futures = [_workers().submit(worker, start, stop) for start, stop in parts[1:]]
     try:
         fn(*parts[0])
     finally:

@@ -277,20 +277,14 @@ def transform_input(x):
     return _whole(tiles, "wino_in", x, numpy.empty((16, tiles.count, x.shape[-1]), x.dtype))
 
 
-def _output_grad_transform(tiles, g):
-    return _whole(tiles, "wino_out_adj", g, numpy.empty((16, tiles.count, g.shape[-1]),
-                                                         g.dtype))
-
-
 def _filters(w):
     """``U``: (16, C, O) = G w G^T per (C, O) pair."""
     u = numpy.einsum("ai,ijco,bj->abco", _G, w, _G, optimize=True)
     return numpy.ascontiguousarray(u.reshape(16, *w.shape[2:]), dtype=w.dtype)
 
 
-# With one thread, the products run a block of tiles at a time (its transforms stay in cache);
-# with more, whole planes at once (OpenBLAS's threads share large products well, small ones
-# poorly) between transforms split by images.
+# The products run a block of tiles at a time (its transforms stay in cache), each thread
+# taking the blocks of its own images.
 
 def conv(x, w, v=None):
     """Valid 3x3 cross-correlation of ``x`` (N, H, W, C) with ``w`` (3, 3, C, O); ``v`` is
@@ -301,12 +295,13 @@ def conv(x, w, v=None):
     tiles = _Tiles(n, h, wd, max(c, o), x.dtype)
     u = _filters(w)
     y = numpy.empty((n, h - 2, wd - 2, o), x.dtype)
-    if kernel_threads.count() > 1:
-        v = transform_input(x) if v is None else v
-        return _whole(tiles, "wino_out", numpy.matmul(v, u), y)
-    for t0, count in tiles.blocks(0, tiles.count):
-        vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
-        tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
+
+    def part(start, stop):
+        for t0, count in tiles.blocks(start, stop):
+            vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
+            tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
+
+    kernel_threads.run(part, tiles.parts(), uses_blas=True)
     return y
 
 
@@ -317,12 +312,13 @@ def input_grad(g, w, size):
     tiles = _Tiles(n, *size, max(c, o), g.dtype)
     ut = numpy.ascontiguousarray(_filters(w).transpose(0, 2, 1))
     dx = numpy.zeros((n,) + tuple(size) + (c,), g.dtype)
-    if kernel_threads.count() > 1:
-        return _whole(tiles, "wino_in_adj", numpy.matmul(_output_grad_transform(tiles, g), ut),
-                      dx)
-    for t0, count in tiles.blocks(0, tiles.count):
-        dv = numpy.matmul(tiles.output_grad_block(g, t0, count), ut)
-        tiles.run("wino_in_adj", dv, dx, t0, count)
+
+    def part(start, stop):
+        for t0, count in tiles.blocks(start, stop):
+            dv = numpy.matmul(tiles.output_grad_block(g, t0, count), ut)
+            tiles.run("wino_in_adj", dv, dx, t0, count)
+
+    kernel_threads.run(part, tiles.parts(), uses_blas=True)
     return dx
 
 
@@ -332,14 +328,17 @@ def filter_grad(x, g, v=None):
     x, g = numpy.ascontiguousarray(x), numpy.ascontiguousarray(g)
     c, o = x.shape[-1], g.shape[-1]
     tiles = _Tiles(*x.shape[:3], max(c, o), g.dtype)
-    if kernel_threads.count() > 1:
-        v = transform_input(x) if v is None else v
-        du = numpy.matmul(v.transpose(0, 2, 1), _output_grad_transform(tiles, g))
-    else:
-        du = numpy.zeros((16, c, o), g.dtype)
-        for t0, count in tiles.blocks(0, tiles.count):
+    parts = tiles.parts()
+    sums = {start: numpy.zeros((16, c, o), g.dtype) for start, _ in parts}
+
+    def part(start, stop):
+        du = sums[start]
+        for t0, count in tiles.blocks(start, stop):
             vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
             du += numpy.matmul(vb.transpose(0, 2, 1), tiles.output_grad_block(g, t0, count))
+
+    kernel_threads.run(part, parts, uses_blas=True)
+    du = sum(sums[start] for start, _ in parts)    # a fixed order: deterministic
     return numpy.einsum("ai,abco,bj->ijco", _G, du.reshape(4, 4, c, o), _G,
                         optimize=True).astype(g.dtype)
 

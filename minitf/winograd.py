@@ -277,10 +277,16 @@ def transform_input(x):
     return _whole(tiles, "wino_in", x, numpy.empty((16, tiles.count, x.shape[-1]), x.dtype))
 
 
+def _sandwich(left, a, right):
+    """``left @ a[:, :, c, o] @ right.T`` for every (c, o) of ``a`` (I, J, C, O)."""
+    rows = numpy.tensordot(left, a, axes=(1, 0))                # (A, J, C, O)
+    return numpy.moveaxis(numpy.tensordot(rows, right, axes=(1, 1)), -1, 1)   # (A, B, C, O)
+
+
 def _filters(w):
     """``U``: (16, C, O) = G w G^T per (C, O) pair."""
-    u = numpy.einsum("ai,ijco,bj->abco", _G, w, _G, optimize=True)
-    return numpy.ascontiguousarray(u.reshape(16, *w.shape[2:]), dtype=w.dtype)
+    u = _sandwich(_G.astype(w.dtype), w, _G.astype(w.dtype))
+    return numpy.ascontiguousarray(u.reshape(16, *w.shape[2:]))
 
 
 # The products run a block of tiles at a time (its transforms stay in cache), each thread
@@ -339,8 +345,7 @@ def filter_grad(x, g, v=None):
 
     kernel_threads.run(part, parts, uses_blas=True)
     du = sum(sums[start] for start, _ in parts)    # a fixed order: deterministic
-    return numpy.einsum("ai,abco,bj->ijco", _G, du.reshape(4, 4, c, o), _G,
-                        optimize=True).astype(g.dtype)
+    return _sandwich(_G.T, du.reshape(4, 4, c, o), _G.T).astype(g.dtype)
 
 
 def matches_direct(kernels):

@@ -232,6 +232,14 @@ class Kernels:
                 self.fns[name][dtype] = fn
 
 
+PAYS_FROM = 1 << 14   # elements: below, a numpy ufunc's call costs less than this module's
+
+
+def pays(a):
+    """Whether an element-wise kernel here beats numpy on ``a`` (large enough)."""
+    return getattr(a, "size", 0) >= PAYS_FROM
+
+
 def available():
     """Whether the kernels are built and loaded (numpy's backend only)."""
     from . import backend, native

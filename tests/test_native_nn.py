@@ -166,8 +166,8 @@ def test_a_conv_bn_relu_pool_step_trains_the_same_with_and_without_kernels(monke
         opt = tf.keras.optimizers.Adam(1e-2)
         loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         rng = np.random.default_rng(6)
-        x = tf.constant(rng.standard_normal((16, 12, 12, 2)).astype(np.float32))
-        y = tf.constant(rng.integers(0, 3, 16).astype(np.int32))
+        x = tf.constant(rng.standard_normal((32, 12, 12, 2)).astype(np.float32))   # native-sized
+        y = tf.constant(rng.integers(0, 3, 32).astype(np.int32))
 
         @tf.function
         def step():

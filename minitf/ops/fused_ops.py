@@ -15,12 +15,14 @@ from .registry import RAW, apply, defop
 __all__ = ["bias_activation", "use_fused_layers"]
 
 
-def use_fused_layers(activation="linear"):
-    """Whether layers build ``activation(x + bias)`` with ``bias_activation``: on the GPU (its
-    fused kernels) for every activation it has, on numpy for relu (the native kernel)."""
+def use_fused_layers(activation="linear", size=None):
+    """Whether layers build ``activation(x + bias)`` (``x`` of ``size`` elements) with
+    ``bias_activation``: on the GPU (its fused kernels) for every activation it has, on numpy
+    for relu where the native kernel pays."""
     if cuda_kernels.enabled():
         return True
-    return activation == "relu" and native_nn.available()
+    return (activation == "relu" and native_nn.available()
+            and (size is None or size >= native_nn.PAYS_FROM))
 
 
 def _fused(x):
@@ -31,7 +33,7 @@ def _bias_activation_forward(x, b, activation="linear"):
     if _fused(x):
         return cuda_kernels.bias_activation(x, b, activation)
     if activation == "relu":
-        fused = native_nn.bias_relu(x, b)
+        fused = native_nn.bias_relu(x, b) if native_nn.pays(x) else None
         if fused is not None:
             return fused
     xp = B.xp
@@ -46,7 +48,8 @@ def _bias_activation_forward(x, b, activation="linear"):
 
 
 def _bias_activation_out(out, x, b, activation="linear"):
-    if activation == "relu" and native_nn.bias_relu(x, b, out=out) is not None:
+    if activation == "relu" and native_nn.pays(x) and \
+            native_nn.bias_relu(x, b, out=out) is not None:
         return out
     out[...] = _bias_activation_forward(x, b, activation)
     return out

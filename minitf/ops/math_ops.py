@@ -262,12 +262,12 @@ relu = unary("relu", lambda x: B.relu(x), _relu_vjp, save=("out",), smooth=False
 def _relu_grad_forward(g, y):
     """TF's ReluGrad: ``g * (y > 0)``. A NaN gradient stays NaN; a mask multiply costs a third
     of a where() with a zeros array (it matters in vectorised jacobians)."""
-    fused = native_nn.relu_grad(g, y)
+    fused = native_nn.relu_grad(g, y) if native_nn.pays(g) else None
     return B.xp.multiply(g, y > 0) if fused is None else fused
 
 
 def _relu_grad_out(out, g, y):
-    if native_nn.relu_grad(g, y, out=out) is not None:
+    if native_nn.pays(g) and native_nn.relu_grad(g, y, out=out) is not None:
         return out
     if out is g:   # in place on the gradient
         return B.xp.multiply(g, y > 0, out=out)

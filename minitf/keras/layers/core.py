@@ -12,12 +12,21 @@ _FUSED_ACTIVATIONS = {activations.linear: "linear", activations.relu: "relu",
                       activations.sigmoid: "sigmoid", activations.tanh: "tanh"}
 
 
+def _size(y):
+    size = 1
+    for d in y.shape:
+        if d is None:
+            return None
+        size *= int(d)
+    return size
+
+
 def bias_and_activation(layer, y):
     """``layer.activation(y + layer.bias)`` (no add without a bias), as one fused op where a
     fused kernel runs it."""
     if layer.bias is not None:
         fused = _FUSED_ACTIVATIONS.get(layer.activation)
-        if fused is not None and fused_ops.use_fused_layers(fused):
+        if fused is not None and fused_ops.use_fused_layers(fused, _size(y)):
             return fused_ops.bias_activation(y, layer.bias, fused)
         y = y + layer.bias
     return y if layer._linear else layer.activation(y)

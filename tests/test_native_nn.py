@@ -3,12 +3,13 @@ import numpy as np
 import pytest
 
 import minitf as tf
+from minitf import backend as B
 from minitf import native, native_nn
 from minitf.ops import conv_ops, norm_ops
 
 pytestmark = pytest.mark.skipif(
-    native.kernels() is None or native.kernels().nn is None,
-    reason="no C compiler (or MINITF_NATIVE=0)")
+    B.get_backend() != "numpy" or native.kernels() is None or native.kernels().nn is None,
+    reason="numpy's native kernels: another backend, no C compiler or MINITF_NATIVE=0")
 
 
 @pytest.fixture
@@ -166,7 +167,7 @@ def test_a_conv_bn_relu_pool_step_trains_the_same_with_and_without_kernels(monke
         opt = tf.keras.optimizers.Adam(1e-2)
         loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         rng = np.random.default_rng(6)
-        x = tf.constant(rng.standard_normal((32, 12, 12, 2)).astype(np.float32))   # native-sized
+        x = tf.constant(rng.standard_normal((32, 12, 12, 2)).astype(np.float32))   # 16k+
         y = tf.constant(rng.integers(0, 3, 32).astype(np.int32))
 
         @tf.function
@@ -289,3 +290,52 @@ def test_conv_layers_pick_winograd_and_match_the_im2col_path(monkeypatch):
     slow = step()
     for a, b in zip(fast, slow):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-4)
+
+
+def test_kernels_split_over_threads_give_the_one_thread_results(monkeypatch):
+    from minitf import kernel_threads, winograd
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((6, 10, 8, 16)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 16, 12)).astype(np.float32)
+    g = rng.standard_normal((6, 8, 6, 12)).astype(np.float32)
+    gamma, beta = rng.uniform(0.5, 2, 16).astype(np.float32), rng.standard_normal(16)
+    mean, inv = x.mean(axis=(0, 1, 2)), 1 / x.std(axis=(0, 1, 2))
+
+    def everything():
+        pooled, arg = native_nn.max_pool(x, (2, 2))
+        return [winograd.conv(x, w), winograd.input_grad(g, w, (10, 8)),
+                winograd.filter_grad(x, g), winograd.transform_input(x), pooled,
+                native_nn.max_pool_grad(pooled, arg, x.shape, (2, 2)),
+                *native_nn.bn_moments(x), native_nn.bn_reduce(x, x, mean, inv),
+                native_nn.bn_apply(x, mean, inv, gamma, beta),
+                native_nn.patches(x, (3, 3), (1, 1), (1, 1)),
+                native_nn.bias_relu(x, beta.astype(np.float32)), native_nn.relu_grad(x, -x)]
+
+    monkeypatch.setattr(kernel_threads, "count", lambda: 1)
+    one = everything()
+    monkeypatch.setattr(kernel_threads, "count", lambda: 3)
+    monkeypatch.setattr(native_nn, "MIN_PART", 1)
+    monkeypatch.setattr(winograd, "MIN_PART_TILES", 1)
+    parts = []
+    real_run = kernel_threads.run
+    monkeypatch.setattr(kernel_threads, "run",
+                        lambda fn, p, **kw: parts.append(len(p)) or real_run(fn, p, **kw))
+    split = everything()
+    assert min(parts) == 3                                  # every kernel ran in three parts
+    for a, b in zip(one, split):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_failing_part_raises_in_the_caller(monkeypatch):
+    from minitf import kernel_threads
+    monkeypatch.setattr(kernel_threads, "count", lambda: 2)
+    assert kernel_threads.split(10, 4) == [(0, 5), (5, 10)]
+    assert kernel_threads.split(10, 6) == [(0, 10)]             # parts of 6 or more: one
+    assert kernel_threads.split(0, 4) == [(0, 0)]
+
+    def fail(start, stop):
+        if start:
+            raise ValueError(f"part {start}..{stop}")
+
+    with pytest.raises(ValueError, match="part 5..10"):
+        kernel_threads.run(fail, [(0, 5), (5, 10)])

@@ -12,7 +12,7 @@ kernel here is one pass over memory:
   window position (so a NaN gradient stays NaN, as numpy's mask multiply), zeros in the strip a
   window does not cover.
 - ``bias_relu(x, b)``: ``maximum(x + b, 0)`` with ``b`` along the last axis.
-- ``relu_grad(g, y)``: ``g * (y > 0)``.
+- ``relu(x)``: ``maximum(x, 0)``; ``relu_grad(g, y)``: ``g * (y > 0)``.
 - ``bn_moments``, ``bn_apply``, ``bn_reduce``, ``bn_input_grad``: batch normalization's
   statistics (summed in float64), output, parameter gradients and input gradient, one pass
   each over the activations (``minitf.ops.norm_ops`` has the formulas).
@@ -99,6 +99,9 @@ void NAME##_bias_relu(int64_t rows, int64_t c, const T *x, const T *restrict bia
             o[ch] = (z > 0 || z != z) ? z : (T)0;                                        \
         }                                                                                \
     }                                                                                    \
+}                                                                                        \
+void NAME##_relu(int64_t size, const T *x, T *out) {              /* out may be x */     \
+    for (int64_t e = 0; e < size; e++) out[e] = (x[e] > 0 || x[e] != x[e]) ? x[e] : (T)0;  \
 }                                                                                        \
 void NAME##_relu_grad(int64_t size, const T *g, const T *y, T *out) {  /* out may be g */ \
     for (int64_t e = 0; e < size; e++) out[e] = g[e] * (T)(y[e] > 0);                    \
@@ -211,7 +214,7 @@ BATCHNORM(nn_float64, double)
 _DTYPES = ("float32", "float64")
 _I, _P = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 3,
-               "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
+               "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P], "relu": [_I, _P, _P],
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
                "bn_sums": [_I, _I] + [_P] * 3,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
@@ -459,6 +462,17 @@ def bias_relu(x, b, out=None):
     return out
 
 
+def relu(x, out=None):
+    """``maximum(x, 0)``, NaN propagating, or None where the kernel cannot run."""
+    fn = _fn("relu", x)
+    out = _output(out, x) if fn is not None else None
+    if out is None:
+        return None
+    x1, o1 = x.reshape(-1), out.reshape(-1)
+    _split(x1.size, 1, lambda _, lo, hi: fn(hi - lo, x1[lo:].ctypes.data, o1[lo:].ctypes.data))
+    return out
+
+
 def relu_grad(g, y, out=None):
     """``g * (y > 0)`` for arrays of one shape, or None where the kernel cannot run."""
     if getattr(g, "shape", None) != getattr(y, "shape", ()):
@@ -510,8 +524,11 @@ def _elementwise_match(fns, dtype, rng):
     z, gy = numpy.empty_like(x), numpy.empty_like(x)
     fns["bias_relu"][dtype](6, 5, x.ctypes.data, b.ctypes.data, z.ctypes.data)
     fns["relu_grad"][dtype](x.size, g.ctypes.data, x.ctypes.data, gy.ctypes.data)
+    r = numpy.empty_like(x)
+    fns["relu"][dtype](x.size, x.ctypes.data, r.ctypes.data)
     want_gy = numpy.multiply(g, x > 0)
     return (numpy.array_equal(z, numpy.maximum(x + b, 0), equal_nan=True)
+            and numpy.array_equal(r, numpy.maximum(x, 0), equal_nan=True)
             and numpy.array_equal(gy.view(f"u{gy.itemsize}"), want_gy.view(f"u{gy.itemsize}")))
 
 

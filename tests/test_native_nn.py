@@ -93,6 +93,8 @@ def test_bias_relu_and_relu_grad_match_numpy_in_and_out_of_place():
         want_y = np.maximum(x + b, 0)
         want_g = g * (x > 0)
     np.testing.assert_array_equal(native_nn.bias_relu(x, b), want_y)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(native_nn.relu(x), np.maximum(x, 0))
     grad = native_nn.relu_grad(g, x)
     np.testing.assert_array_equal(grad.view(np.uint32), want_g.view(np.uint32))   # -0.0 too
     inplace = g.copy()

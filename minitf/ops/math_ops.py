@@ -254,9 +254,14 @@ def _relu_vjp(F, g, x, y):
     return F.relu_grad(g, y)
 
 
-relu = unary("relu", lambda x: B.relu(x), _relu_vjp, save=("out",), smooth=False,
+def _relu_forward(x, out=None):
+    fused = native_nn.relu(x, out) if native_nn.pays(x) else None   # split over threads
+    return B.relu(x, out=out) if fused is None else fused
+
+
+relu = unary("relu", _relu_forward, _relu_vjp, save=("out",), smooth=False,
              kink="relu'(0) = 0", samples=lambda: [((away(3, 4),), {})],
-             out_forward=lambda out, x: B.relu(x, out=out))
+             out_forward=lambda out, x: _relu_forward(x, out))
 
 
 def _relu_grad_forward(g, y):

@@ -9,14 +9,14 @@ transforms. Its two gradients are the adjoints of the same linear maps:
   over the (overlapping) input tiles;
 - filter: ``dU = V^T @ dM``, then ``G^T dU G``.
 
-The input transform ``V`` (cached by the input array's identity, as im2col patches are) and
-``dM`` (cached by the output gradient's, which both gradients read) are each computed once per
-step. Measured on the shipped CNN's second layer (batch 128, 14x14, 32 -> 64 channels, one
-thread): the forward product 5.8 ms against 12.3 ms for im2col's, the filter gradient 7.8
-against 12.6, the input gradient 5.2 against 11.0. The transforms add about 1 ms each; tiles
-that overhang the image are padded with zeros (read) or cropped (written). Rounding differs
-from a direct convolution by a few ulps of the inputs' magnitude (the transforms add at most 4
-terms; ``G`` has halves, exact in binary).
+The input transform ``V`` is kept for the filter gradient (cached by the input array's
+identity, as im2col patches are); each gradient transforms the output gradient a block at a
+time. Measured on the shipped CNN's second layer (batch 128, 14x14, 32 -> 64 channels, one
+thread, transforms included): forward 7.1 ms against 13.7 for im2col (patches included),
+input gradient 7.8 against 11.6, filter gradient 7.6 against 13.4. Tiles that overhang the
+image are padded with zeros (read) or cropped (written). Rounding differs from a direct
+convolution by a few ulps of the inputs' magnitude (the transforms add at most 4 terms; ``G``
+has halves, exact in binary).
 """
 import ctypes
 
@@ -214,13 +214,14 @@ class _Tiles:
     """The tiling of (N, H, W) images for a 3x3 valid convolution, in blocks of tiles or in
     parts of whole images (``kernel_threads``)."""
 
-    def __init__(self, n, h, w, channels, dtype, kernels=None):
+    def __init__(self, n, h, w, channels, dtype, kernels=None, block_bytes=None):
         self.n, self.h, self.w, self.oh, self.ow = n, h, w, h - 2, w - 2
         self.th, self.tw = (h - 1) // 2, (w - 1) // 2      # ceil(oh / 2), ceil(ow / 2)
         self.count = n * self.th * self.tw
         self.fns = (kernels or _kernels()).fns
         self.dtype = numpy.dtype(dtype)
-        self.block = max(1, BLOCK_BYTES // (16 * channels * self.dtype.itemsize))
+        block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
+        self.block = max(1, block_bytes // (16 * channels * self.dtype.itemsize))
 
     def parts(self):
         """Tile ranges of whole images, one per thread (tiles of one image overlap in the
@@ -254,27 +255,18 @@ class _Tiles:
                         t0, count)
 
 
-def _whole(tiles, name, src, dst):
-    """One kernel over every tile, split by images over ``kernel_threads``; the block side is
-    a whole (16, tiles, channels) array."""
-    block_is_src = name in ("wino_out", "wino_in_adj")
-
-    def part(start, stop):
-        if block_is_src:
-            tiles.run(name, src[:, start:], dst, start, stop - start, ld=tiles.count)
-        else:
-            tiles.run(name, src, dst[:, start:], start, stop - start, ld=tiles.count)
-
-    kernel_threads.run(part, tiles.parts())
-    return dst
-
-
 def transform_input(x):
     """``V``: (16, tiles, C) of images ``x`` (N, H, W, C), for ``conv`` and ``filter_grad``
     to share."""
     x = numpy.ascontiguousarray(x)
     tiles = _Tiles(*x.shape, x.dtype)
-    return _whole(tiles, "wino_in", x, numpy.empty((16, tiles.count, x.shape[-1]), x.dtype))
+    v = numpy.empty((16, tiles.count, x.shape[-1]), x.dtype)
+
+    def part(start, stop):   # planes of the whole array: tiles.count rows apart
+        tiles.run("wino_in", x, v[:, start:], start, stop - start, ld=tiles.count)
+
+    kernel_threads.run(part, tiles.parts())
+    return v
 
 
 def _sandwich(left, a, right):
@@ -352,7 +344,6 @@ def matches_direct(kernels):
     """The forward and both gradients against a direct convolution in float64, over several
     blocks of tiles and both odd and even output sizes (a start-up check: a miscompiled
     transform must never train a model)."""
-    global BLOCK_BYTES
     rng = numpy.random.default_rng(0)
     x = rng.standard_normal((2, 7, 6, 9))
     w = rng.standard_normal((3, 3, 9, 8))
@@ -365,21 +356,17 @@ def matches_direct(kernels):
             dx[:, i:i + 5, j:j + 4] += g @ w[i, j].T
     dw = numpy.stack([numpy.stack([numpy.einsum("nhwc,nhwo->co", x[:, i:i + 5, j:j + 4], g)
                                    for j in range(3)]) for i in range(3)])
-    saved, BLOCK_BYTES = BLOCK_BYTES, 5 * 16 * 9 * 8     # blocks of 5 of the 12 tiles
-    try:
-        tiles = _Tiles(2, 7, 6, 9, numpy.float64, kernels)
-        u = _filters(w)
-        y = numpy.empty_like(direct)
-        got_dx = numpy.zeros_like(x)
-        du = numpy.zeros((16, 9, 8))
-        for t0, count in tiles.blocks(0, tiles.count):
-            vb = tiles.input_block(x, t0, count)
-            tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
-            dm = tiles.output_grad_block(g, t0, count)
-            tiles.run("wino_in_adj", numpy.matmul(dm, u.transpose(0, 2, 1)), got_dx, t0, count)
-            du += numpy.matmul(vb.transpose(0, 2, 1), dm)
-    finally:
-        BLOCK_BYTES = saved
+    tiles = _Tiles(2, 7, 6, 9, numpy.float64, kernels, block_bytes=5 * 16 * 9 * 8)
+    u = _filters(w)                                     # blocks of 5 of the 12 tiles
+    y = numpy.empty_like(direct)
+    got_dx = numpy.zeros_like(x)
+    du = numpy.zeros((16, 9, 8))
+    for t0, count in tiles.blocks(0, tiles.count):
+        vb = tiles.input_block(x, t0, count)
+        tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
+        dm = tiles.output_grad_block(g, t0, count)
+        tiles.run("wino_in_adj", numpy.matmul(dm, u.transpose(0, 2, 1)), got_dx, t0, count)
+        du += numpy.matmul(vb.transpose(0, 2, 1), dm)
     got_dw = numpy.einsum("ai,abco,bj->ijco", _G, du.reshape(4, 4, 9, 8), _G)
     return all(numpy.allclose(a, b, rtol=1e-12, atol=1e-12)
                for a, b in [(y, direct), (got_dx, dx), (got_dw, dw)])

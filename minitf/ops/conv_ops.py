@@ -1,9 +1,11 @@
-"""2-D convolution and pooling (NHWC), built from patches.
+"""2-D convolution and pooling (NHWC).
 
-``conv2d`` = pad (SAME: TF's split, the odd pixel at the end) -> ``extract_patches`` (sliding
-windows, ``(N, OH, OW, KH, KW, C)``) -> one matmul with the filters as a ``(KH*KW*C, O)`` matrix.
-The patches' gradient (col2im) loops over the KH*KW kernel offsets only, adding one strided
-slice per offset. Pools reduce the same patches over the window axes.
+``conv2d`` = pad (SAME: TF's split, the odd pixel at the end) -> ``conv2d_valid``, which runs
+Winograd's F(2x2, 3x3) where it applies (``minitf.winograd``: 3x3, stride 1, 8+ channels, the
+native kernels loaded) and otherwise ``extract_patches`` (sliding windows,
+``(N, OH, OW, KH, KW, C)``) -> one matmul with the filters as a ``(KH*KW*C, O)`` matrix. The
+patches' gradient (col2im) adds each window back. Pools reduce the same patches over the window
+axes, or, for windows that tile the image, run a native one-pass kernel.
 """
 import numpy
 

@@ -214,7 +214,8 @@ BATCHNORM(nn_float64, double)
 _DTYPES = ("float32", "float64")
 _I, _P = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 3,
-               "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P], "relu": [_I, _P, _P],
+               "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
+               "relu": [_I, _P, _P],
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
                "bn_sums": [_I, _I] + [_P] * 3,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,

@@ -341,3 +341,41 @@ def test_a_failing_part_raises_in_the_caller(monkeypatch):
 
     with pytest.raises(ValueError, match="part 5..10"):
         kernel_threads.run(fail, [(0, 5), (5, 10)])
+
+
+def test_a_traced_step_on_the_native_kernels_matches_eager_over_changing_batches():
+    """The kernels' caches (Winograd's input transform, pooling offsets, BatchNorm statistics)
+    are keyed by array identity; a traced step reuses its buffers, so a stale entry would show
+    here as a difference from eager."""
+    from minitf import winograd
+    layers = tf.keras.layers
+
+    def train(traced):
+        tf.random.set_seed(1)
+        model = tf.keras.Sequential([
+            layers.Conv2D(8, 3, padding="same", use_bias=False), layers.BatchNormalization(),
+            layers.ReLU(), layers.MaxPooling2D(2), layers.Conv2D(16, 3, activation="relu"),
+            layers.Flatten(), layers.Dense(3)])
+        model.build((None, 10, 10, 8))
+        opt = tf.keras.optimizers.Adam(1e-2)
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                    model.trainable_variables))
+            return loss
+
+        step = tf.function(step) if traced else step
+        rng = np.random.default_rng(11)
+        batches = [(tf.constant(rng.standard_normal((32, 10, 10, 8)).astype(np.float32)),
+                    tf.constant(rng.integers(0, 3, 32).astype(np.int32))) for _ in range(3)]
+        return [float(step(*batches[i % 3])) for i in range(7)], model.variables
+
+    assert winograd.applies((32, 10, 10, 8), (3, 3, 8, 8), (1, 1), (1, 1), np.float32)
+    eager_losses, eager_vars = train(False)
+    traced_losses, traced_vars = train(True)
+    assert eager_losses == traced_losses
+    for a, b in zip(eager_vars, traced_vars):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

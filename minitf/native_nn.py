@@ -21,9 +21,11 @@ kernel here is one pass over memory:
   adjoint, adds each window back (the input gradient after one product).
 
 Every wrapper returns None where it cannot run (no compiler, another array type or dtype, a
-layout it does not handle) and the caller keeps its numpy path. The arithmetic is numpy's
-(one add, one compare, one multiply per element; NaN propagating as ``numpy.maximum``), so both
-paths give the same values; the tests compare them.
+layout it does not handle) and the caller keeps its numpy path. The element-wise arithmetic is
+numpy's (one add, one compare, one multiply per element; NaN propagating as ``numpy.maximum``),
+so both paths give the same values; BatchNorm's sums run in float64 (numpy's, in the array's
+dtype, round more). The tests compare them. Each kernel splits its rows over
+``minitf.kernel_threads`` (from ``MIN_PART`` elements a thread).
 """
 import ctypes
 

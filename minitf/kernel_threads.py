@@ -14,31 +14,13 @@ threads (two threads each running half of one large product ran no faster than o
 split, OpenBLAS's spinning workers are parked (``openblas.park``), as for the optimizers' split
 update: a 96 MB element-wise pass took 2.5 ms over two threads with them parked, 5 ms without.
 """
-import ctypes
 import os
 import threading
 
 from . import openblas
 
-_GET_NAMES = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
-              "scipy_openblas_get_num_threads", "openblas_get_num_threads")
-_functions = None
 _pool = None
 _pool_lock = threading.Lock()
-
-
-def _blas_threads():
-    """numpy's OpenBLAS ``get_num_threads``, or None."""
-    global _functions
-    if _functions is None:
-        _functions = ()
-        if openblas.available():
-            lib = openblas._library
-            get = next((getattr(lib, n) for n in _GET_NAMES if hasattr(lib, n)), None)
-            if get is not None:
-                get.restype, get.argtypes = ctypes.c_int, []
-                _functions = (get,)
-    return _functions[0] if _functions else None
 
 
 def count():
@@ -46,8 +28,8 @@ def count():
     or with ``MINITF_KERNEL_THREADS=0``)."""
     if os.environ.get("MINITF_KERNEL_THREADS", "1") == "0":
         return 1
-    get = _blas_threads()
-    return max(1, get()) if get is not None else 1
+    blas = openblas.threads()
+    return max(1, blas) if blas is not None else 1
 
 
 def split(total, minimum):

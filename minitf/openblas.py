@@ -18,7 +18,8 @@ library's own pool calling BLAS) are invisible to this check: set ``MINITF_OPENB
 a program.
 
 **Kernels.** ``axpby_kernel`` looks up ``?axpby`` (``y = a*x + b*y`` in one pass), which
-``backend.axpby`` uses for the optimizers' slot updates.
+``backend.axpby`` uses for the optimizers' slot updates; ``threads()`` reads the thread count
+OpenBLAS is set to, which ``minitf.kernel_threads`` follows.
 
 Other BLAS libraries (MKL, Accelerate, OpenMP builds of OpenBLAS) are left alone. Setting
 ``MINITF_OPENBLAS=0`` turns all of this off.
@@ -38,7 +39,10 @@ _AXPBY_NAMES = {"float32": ("scipy_cblas_saxpby64_", "cblas_saxpby64_", "scipy_c
                             "cblas_saxpby"),
                 "float64": ("scipy_cblas_daxpby64_", "cblas_daxpby64_", "scipy_cblas_daxpby",
                             "cblas_daxpby")}
+_THREADS_NAMES = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
+                  "scipy_openblas_get_num_threads", "openblas_get_num_threads")
 _library = None              # numpy's OpenBLAS, once found
+_get_threads = None          # its get_num_threads, once looked up (False: it has none)
 _handle = None               # (shutdown function, blas_server_avail flag) for parking
 _searched = False
 
@@ -89,6 +93,21 @@ def available():
     """True when numpy's BLAS is a pthreads OpenBLAS whose workers ``park()`` can stop."""
     _search()
     return _handle is not None
+
+
+def threads():
+    """The thread count numpy's OpenBLAS is set to (``threadpoolctl`` and
+    ``OPENBLAS_NUM_THREADS`` set it), or None where that is unknown."""
+    global _get_threads
+    if _get_threads is None:
+        _get_threads = False
+        if available():
+            fn = next((getattr(_library, n) for n in _THREADS_NAMES if hasattr(_library, n)),
+                      None)
+            if fn is not None:
+                fn.restype, fn.argtypes = ctypes.c_int, []
+                _get_threads = fn
+    return _get_threads() if _get_threads else None
 
 
 def axpby_kernel(dtype):

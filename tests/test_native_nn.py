@@ -379,3 +379,15 @@ def test_a_traced_step_on_the_native_kernels_matches_eager_over_changing_batches
     assert eager_losses == traced_losses
     for a, b in zip(eager_vars, traced_vars):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_kernel_threads_follow_the_blas_thread_count():
+    threadpool_limits = pytest.importorskip("threadpoolctl").threadpool_limits
+    from minitf import kernel_threads, openblas
+    if openblas.threads() is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS minitf can query")
+    with threadpool_limits(1, user_api="blas"):
+        assert kernel_threads.count() == 1
+        assert kernel_threads.split(10 ** 6, 1) == [(0, 10 ** 6)]
+    with threadpool_limits(2, user_api="blas"):
+        assert kernel_threads.count() == 2

@@ -1,10 +1,10 @@
 """Convolution and pooling layers (channels-last): Conv1D, Conv2D, Conv2DTranspose, max and
 average pooling in 1-D and 2-D, and their global variants."""
 from ...ops import array_ops, conv_ops, reduce_ops
-from .. import activations, initializers, regularizers
+from .. import activations
 from . import _config
 from .base import Layer
-from .core import bias_and_activation
+from .core import bias_and_activation, set_weight_options
 
 
 def _pair(value, what):
@@ -37,22 +37,9 @@ def _out_size(size, k, stride, padding, dilation=1):
     return max(0, (size - span) // stride + 1)
 
 
-def _set_weight_options(layer, activation, use_bias, kernel_initializer, bias_initializer,
-                        kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint):
-    """The activation and the kernel/bias options every convolution layer takes."""
-    layer.activation = activations.get(activation)
-    layer.use_bias = bool(use_bias)
-    layer.kernel_initializer = initializers.get(kernel_initializer)
-    layer.bias_initializer = initializers.get(bias_initializer)
-    layer.kernel_regularizer = regularizers.get(kernel_regularizer)
-    layer.bias_regularizer = regularizers.get(bias_regularizer)
-    layer.kernel_constraint, layer.bias_constraint = kernel_constraint, bias_constraint
-    layer._linear = layer.activation is activations.linear
-
-
 def _add_kernel_and_bias(layer, kernel_shape):
     """``layer.kernel`` of ``kernel_shape`` and ``layer.bias`` (``(filters,)``, None without
-    ``use_bias``), with the options ``_set_weight_options`` stored."""
+    ``use_bias``), with the options ``set_weight_options`` stored."""
     layer.kernel = layer.add_weight(name="kernel", shape=kernel_shape,
                                     initializer=layer.kernel_initializer,
                                     regularizer=layer.kernel_regularizer,
@@ -85,9 +72,9 @@ class Conv2D(Layer):
         self.strides = _pair(strides, "Conv2D strides")
         self.padding = _padding(padding, "Conv2D")
         self.dilation_rate = _pair(dilation_rate, "Conv2D dilation_rate")
-        _set_weight_options(self, activation, use_bias, kernel_initializer, bias_initializer,
-                            kernel_regularizer, bias_regularizer, kernel_constraint,
-                            bias_constraint)
+        set_weight_options(self, activation, use_bias, kernel_initializer, bias_initializer,
+                           kernel_regularizer, bias_regularizer, kernel_constraint,
+                           bias_constraint)
 
     def build(self, input_shape):
         if len(input_shape) != 4 or input_shape[-1] is None:
@@ -279,9 +266,9 @@ class Conv1D(Layer):
             raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', got "
                              f"{padding!r}")
         self.dilation_rate = _single(dilation_rate, "Conv1D dilation_rate")
-        _set_weight_options(self, activation, use_bias, kernel_initializer, bias_initializer,
-                            kernel_regularizer, bias_regularizer, kernel_constraint,
-                            bias_constraint)
+        set_weight_options(self, activation, use_bias, kernel_initializer, bias_initializer,
+                           kernel_regularizer, bias_regularizer, kernel_constraint,
+                           bias_constraint)
 
     def build(self, input_shape):
         if len(input_shape) != 3 or input_shape[-1] is None:

@@ -12,6 +12,19 @@ _FUSED_ACTIVATIONS = {activations.linear: "linear", activations.relu: "relu",
                       activations.sigmoid: "sigmoid", activations.tanh: "tanh"}
 
 
+def set_weight_options(layer, activation, use_bias, kernel_initializer, bias_initializer,
+                       kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint):
+    """The activation and the kernel/bias options Dense and every convolution layer take."""
+    layer.activation = activations.get(activation)
+    layer.use_bias = bool(use_bias)
+    layer.kernel_initializer = initializers.get(kernel_initializer)
+    layer.bias_initializer = initializers.get(bias_initializer)
+    layer.kernel_regularizer = regularizers.get(kernel_regularizer)
+    layer.bias_regularizer = regularizers.get(bias_regularizer)
+    layer.kernel_constraint, layer.bias_constraint = kernel_constraint, bias_constraint
+    layer._linear = layer.activation is activations.linear
+
+
 def _size(y):
     size = 1
     for d in y.shape:
@@ -50,15 +63,9 @@ class Dense(Layer):
         if int(units) != units or units < 1:
             raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
         self.units = int(units)
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
-        self._linear = self.activation is activations.linear
+        set_weight_options(self, activation, use_bias, kernel_initializer, bias_initializer,
+                           kernel_regularizer, bias_regularizer, kernel_constraint,
+                           bias_constraint)
 
     def build(self, input_shape):
         in_dim = input_shape[-1] if len(input_shape) else None

@@ -212,6 +212,18 @@ def kernels():
     return _kernels
 
 
+def family(name):
+    """One family of the compiled kernels (``"nn"``, ``"winograd"``) for the numpy backend,
+    or None (another backend, no kernels, or a family that failed its start-up check)."""
+    import numpy
+
+    from . import backend
+    if backend.xp is not numpy:
+        return None
+    compiled = kernels()
+    return None if compiled is None else getattr(compiled, name)
+
+
 def adam(w, g, m, v, b1, c1, b2, c2, eps, scale, decay):
     """One fused pass of ``adam_ufuncs`` over contiguous numpy arrays of one shape and dtype
     (float32 or float64). Returns False, changing nothing, where it cannot run: the caller

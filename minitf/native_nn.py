@@ -248,11 +248,8 @@ def pays(a):
 
 def available():
     """Whether the kernels are built and loaded (numpy's backend only)."""
-    from . import backend, native
-    if backend.xp is not numpy:
-        return False
-    compiled = native.kernels()
-    return compiled is not None and compiled.nn is not None
+    from . import native
+    return native.family("nn") is not None
 
 
 def _fn(name, *arrays):
@@ -264,9 +261,8 @@ def _fn(name, *arrays):
             return None
     if first.dtype.name not in _DTYPES:
         return None
-    compiled = native.kernels()
-    return None if compiled is None or compiled.nn is None else compiled.nn.fns[name][
-        first.dtype.name]
+    family = native.family("nn")
+    return None if family is None else family.fns[name][first.dtype.name]
 
 
 def _output(out, like, shape=None):

@@ -211,12 +211,12 @@ def _conv_input_grad_forward(g, w, size, strides, dilations=(1, 1)):
     n, oh, ow, _ = g.shape
     if _winograd((n,) + tuple(size) + (c,), w.shape, strides, dilations, g.dtype, w.dtype):
         return winograd.input_grad(g, w, size)
-    (sh, sw), (dh, dw) = strides, dilations
-    g2 = g.reshape(n * oh * ow, o)
     if native_nn.available() and g.dtype == w.dtype:
-        out = _input_grad_by_col2im(g2.reshape(g.shape), w, size, strides, dilations)
+        out = _input_grad_by_col2im(g, w, size, strides, dilations)
         if out is not None:
             return out
+    (sh, sw), (dh, dw) = strides, dilations
+    g2 = g.reshape(n * oh * ow, o)
     out = xp.zeros((n,) + tuple(size) + (c,), dtype=g.dtype)
     for i in range(kh):
         for j in range(kw):

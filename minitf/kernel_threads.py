@@ -69,11 +69,12 @@ def _declared_blas_user(fn):
 def run(fn, parts, uses_blas=False):
     """``fn(start, stop)`` for every part (from ``split``), in parallel; returns when all
     are done and raises the first error. ``uses_blas``: ``fn`` runs small products."""
-    if len(parts) <= 1:
+    if len(parts) <= 1 or (openblas.available() and not openblas.park()):
+        # A worker left spinning (another thread may be in BLAS) holds a core: two threads
+        # sharing the other ran slower than one.
         for start, stop in parts:
             fn(start, stop)
         return
-    openblas.park()
     worker = _declared_blas_user(fn) if uses_blas else fn
     futures = [_workers().submit(worker, start, stop) for start, stop in parts[1:]]
     try:

@@ -11,11 +11,14 @@ against 1.07 ms with it spinning (0.88 ms on one thread).
 
 Stopping the workers while another thread is inside OpenBLAS would break that call, so
 ``park()`` only acts when every other live thread is known to stay out of BLAS: minitf's own
-threads (named ``minitf-...``, they never call it), tqdm's monitor thread, and threads that
+threads (named ``minitf-...``, they never call it), a few library threads known to stay out
+of it (tqdm's monitor, tensorboardX's event writer and its queue feeder), and threads that
 call BLAS only inside ``may_use_blas()`` blocks (a data prefetch thread running the user's
-preprocessing), none of them inside such a block now. Threads started outside Python (a C
-library's own pool calling BLAS) are invisible to this check: set ``MINITF_OPENBLAS=0`` in such
-a program.
+preprocessing), none of them inside such a block now. Any other live thread keeps the workers
+spinning, and the kernels that would have split over two threads then run on one
+(``minitf.kernel_threads``): register such a thread with ``may_use_blas()``. Threads started
+outside Python (a C library's own pool calling BLAS) are invisible to this check: set
+``MINITF_OPENBLAS=0`` in such a program.
 
 **Kernels.** ``axpby_kernel`` looks up ``?axpby`` (``y = a*x + b*y`` in one pass), which
 ``backend.axpby`` uses for the optimizers' slot updates; ``threads()`` reads the thread count
@@ -160,14 +163,22 @@ def may_use_blas():
             _blas_users -= 1
 
 
-# Threads of other libraries known never to call BLAS: (module, class name).
-_BLAS_FREE_CLASSES = {("tqdm._monitor", "TMonitor")}   # tqdm's progress-bar monitor
+# Threads of other libraries known never to call BLAS: (module, class name) ...
+_BLAS_FREE_CLASSES = {
+    ("tqdm._monitor", "TMonitor"),                            # tqdm's progress-bar monitor
+    ("tensorboardX.event_file_writer", "_EventLoggerThread"),  # writes event records to a file
+}
+# ... and plain threads by the module of their target: a multiprocessing queue's feeder
+# (tensorboardX's writer has one) only pickles objects into a pipe.
+_BLAS_FREE_TARGETS = {"multiprocessing.queues"}
 
 
 def _stays_out_of_blas(thread):
     cls = type(thread)
+    target = getattr(thread, "_target", None)
     return (thread.name.startswith(THREAD_PREFIX) or thread in _declared
-            or (cls.__module__, cls.__name__) in _BLAS_FREE_CLASSES)
+            or (cls.__module__, cls.__name__) in _BLAS_FREE_CLASSES
+            or getattr(target, "__module__", None) in _BLAS_FREE_TARGETS)
 
 
 def _others_stay_out_of_blas():

@@ -156,6 +156,51 @@ def test_park_goes_ahead_beside_tqdms_monitor_thread():
     assert not openblas.workers_running()
 
 
+@needs_openblas
+def test_park_goes_ahead_beside_tensorboardx_writer_threads(tmp_path):
+    tensorboardX = pytest.importorskip("tensorboardX")
+    writer = tensorboardX.SummaryWriter(str(tmp_path), flush_secs=30)
+    try:
+        writer.add_scalar("loss", 1.0, 0)       # starts its logger thread and queue feeder
+        names = {type(t).__name__ for t in threading.enumerate()}
+        assert "_EventLoggerThread" in names
+        a = np.ones((256, 256), np.float32)
+        a @ a
+        assert openblas.park() is True
+        assert not openblas.workers_running()
+    finally:
+        writer.close()
+
+
+@needs_openblas
+def test_kernel_parts_run_on_the_calling_thread_while_the_workers_cannot_be_parked(monkeypatch):
+    from minitf import kernel_threads
+    monkeypatch.setattr(kernel_threads, "count", lambda: 2)
+    ran_on = []
+
+    def part(start, stop):
+        ran_on.append((start, threading.current_thread()))
+
+    a = np.ones((256, 256), np.float32)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, name="user-thread")   # may be in BLAS
+    other.start()
+    try:
+        a @ a
+        kernel_threads.run(part, [(0, 5), (5, 10)])
+        assert openblas.workers_running()
+    finally:
+        release.set()
+        other.join()
+    assert sorted(start for start, _ in ran_on) == [0, 5]
+    assert all(t is threading.current_thread() for _, t in ran_on)
+    ran_on.clear()
+    a @ a
+    kernel_threads.run(part, [(0, 5), (5, 10)])     # now parked: the second part on a worker
+    assert not openblas.workers_running()
+    assert {start for start, t in ran_on if t is not threading.current_thread()} == {5}
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_does_not_inherit_a_held_lock():
     import time

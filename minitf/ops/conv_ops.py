@@ -16,6 +16,7 @@ from ..tensor import Tensor, Variable
 from ._samples import u
 from .array_ops import pad, reshape, transpose
 from .convert import convert_to_tensor, operand_pair
+from .derived import derived as _derived
 from .reduce_ops import reduce_mean, reduce_sum
 from .registry import TENSOR, apply, defop
 
@@ -97,40 +98,6 @@ col2im = defop("col2im", _col2im_forward, vjp=_col2im_vjp, jvp="linear", type="C
 
 
 # --- convolution as one op: patches @ filters forward, per-offset products backward ------------
-
-class _DerivedCache:
-    """Arrays derived from the last few op inputs (convolution patches, pooling maxima), so a
-    backward kernel reuses what its forward built instead of computing it again (about 3 ms of
-    a 30 ms CNN step).
-
-    Entries are keyed by the input array's identity and dropped with it (weak references); a
-    hit also requires the same key (geometry, shape, dtype). Inputs are immutable activations,
-    except a Variable's buffer, which its in-place updates would change: callers never cache
-    those.
-    """
-    size = 8
-
-    def __init__(self):
-        self._entries = []
-
-    def get(self, x, key):
-        for ref, k, value in self._entries:
-            if k == key and ref() is x:
-                return value
-        return None
-
-    def put(self, x, key, value):
-        import weakref
-        try:
-            ref = weakref.ref(x)
-        except TypeError:   # an array type without weak references: no caching
-            return
-        self._entries = [e for e in self._entries if e[0]() is not None][-(self.size - 1):]
-        self._entries.append((ref, key, value))
-
-
-_derived = _DerivedCache()
-
 
 def _may_cache(x):
     """Cache what a gradient kernel will reuse only when a gradient may follow (something is

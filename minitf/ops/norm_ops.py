@@ -24,7 +24,7 @@ import numpy
 from .. import backend as B
 from .. import native_nn
 from ._samples import pos, u
-from .conv_ops import _derived
+from .derived import derived as _derived
 from .registry import defop
 
 

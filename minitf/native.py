@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 
-from . import native_nn, winograd
+from . import direct_conv, native_nn, winograd
 
 logger = logging.getLogger("minitf")
 
@@ -69,7 +69,7 @@ void NAME##_many(int64_t count, const int64_t *sizes, T *const *w, const T *cons
 ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
-_SOURCE = _ADAM_SOURCE + native_nn.SOURCE + winograd.SOURCE
+_SOURCE = _ADAM_SOURCE + native_nn.SOURCE + winograd.SOURCE + direct_conv.SOURCE
 _FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared"]
 _ARGS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
 
@@ -168,6 +168,7 @@ class Kernels:
             self.adam_many[dtype] = fn
         self.nn = native_nn.Kernels(lib)
         self.winograd = winograd.Kernels(lib)
+        self.direct_conv = direct_conv.Kernels(lib)
 
 
 def _load():
@@ -198,6 +199,9 @@ def _load():
     if not winograd.matches_direct(kernels.winograd):
         logger.debug("minitf: native Winograd transforms differ from a direct convolution")
         kernels.winograd = None
+    if not direct_conv.matches_direct(kernels.direct_conv):
+        logger.debug("minitf: native direct convolution differs from numpy's")
+        kernels.direct_conv = None
     return kernels
 
 
@@ -213,8 +217,9 @@ def kernels():
 
 
 def family(name):
-    """One family of the compiled kernels (``"nn"``, ``"winograd"``) for the numpy backend,
-    or None (another backend, no kernels, or a family that failed its start-up check)."""
+    """One family of the compiled kernels (``"nn"``, ``"winograd"``, ``"direct_conv"``) for the
+    numpy backend, or None (another backend, no kernels, or a family that failed its start-up
+    check)."""
     import numpy
 
     from . import backend

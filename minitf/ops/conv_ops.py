@@ -2,7 +2,8 @@
 
 ``conv2d`` = pad (SAME: TF's split, the odd pixel at the end) -> ``conv2d_valid``, which runs
 Winograd's F(2x2, 3x3) where it applies (``minitf.winograd``: 3x3, stride 1, 8+ channels, the
-native kernels loaded) and otherwise ``extract_patches`` (sliding windows,
+native kernels loaded), a direct kernel for 3x3 filters over one-channel images
+(``minitf.direct_conv``), and otherwise ``extract_patches`` (sliding windows,
 ``(N, OH, OW, KH, KW, C)``) -> one matmul with the filters as a ``(KH*KW*C, O)`` matrix. The
 patches' gradient (col2im) adds each window back. Pools reduce the same patches over the window
 axes, or, for windows that tile the image, run a native one-pass kernel.
@@ -10,7 +11,7 @@ axes, or, for windows that tile the image, run a native one-pass kernel.
 import numpy
 
 from .. import backend as B
-from .. import native_nn, winograd
+from .. import direct_conv, native_nn, winograd
 from .._state import state
 from ..tensor import Tensor, Variable
 from ._samples import u
@@ -121,6 +122,12 @@ def _winograd(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):
         x_shape, w_shape, strides, dilations, dtype)
 
 
+def _direct(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):
+    """Whether the direct one-channel kernels take this convolution (``minitf.direct_conv``)."""
+    return all(d == dtype for d in more_dtypes) and direct_conv.applies(
+        x_shape, w_shape, strides, dilations, dtype)
+
+
 def _input_transform(x, store):
     """Winograd's ``V`` of ``x``: cached by x's identity like patches."""
     key = ("winograd_v", x.shape, x.dtype)
@@ -136,6 +143,8 @@ def _conv_forward(x, w, strides, dilations=(1, 1), cache=True):
     stride 1, see ``minitf.winograd``) or patches @ filters."""
     if _winograd(x.shape, w.shape, strides, dilations, x.dtype, w.dtype):
         return winograd.conv(x, w, _input_transform(x, cache))
+    if _direct(x.shape, w.shape, strides, dilations, x.dtype, w.dtype):
+        return direct_conv.conv(x, w)
     kh, kw, c, o = w.shape
     patches = _cached_patches(x, (kh, kw), strides, dilations, cache)
     n, oh, ow = patches.shape[:3]
@@ -200,6 +209,8 @@ def _conv_filter_grad_forward(x, g, ksize, strides, dilations=(1, 1)):
     c, o = x.shape[-1], g.shape[-1]
     if _winograd(x.shape, tuple(ksize) + (c, o), strides, dilations, x.dtype, g.dtype):
         return winograd.filter_grad(x, g, _input_transform(x, False))
+    if _direct(x.shape, tuple(ksize) + (c, o), strides, dilations, x.dtype, g.dtype):
+        return direct_conv.filter_grad(x, g)
     patches = _cached_patches(x, ksize, strides, dilations, store=False).reshape(-1, kh * kw * c)
     g = g.reshape(-1, o)
     # BLAS runs these faster with the longer of the two small dimensions as the output's rows.
@@ -235,7 +246,8 @@ def _filter_grad_vjp(F, gw, x, y, ksize, strides, dilations=(1, 1)):
 def _conv_samples():
     return [((u(2, 5, 6, 3), u(2, 3, 3, 4)), {"strides": (1, 1), "dilations": (1, 1)}),
             ((u(1, 7, 6, 2), u(3, 2, 2, 3)), {"strides": (2, 1), "dilations": (1, 2)}),
-            ((u(1, 5, 4, 8), u(3, 3, 8, 8)), {"strides": (1, 1), "dilations": (1, 1)})]  # Winograd
+            ((u(1, 5, 4, 8), u(3, 3, 8, 8)), {"strides": (1, 1), "dilations": (1, 1)}),  # Winograd
+            ((u(1, 4, 5, 1), u(3, 3, 1, 32)), {"strides": (1, 1), "dilations": (1, 1)})]  # direct
 
 
 conv2d_valid = defop("conv2d_valid", _conv_forward, arity=2, save=(0, 1), vjp=_conv_vjp,
@@ -258,7 +270,9 @@ conv2d_filter_grad = defop(
                      ((u(1, 7, 6, 2), u(1, 3, 4, 3)), {"ksize": (2, 2), "strides": (2, 1),
                                                       "dilations": (1, 2)}),
                      ((u(1, 5, 4, 8), u(1, 3, 2, 8)), {"ksize": (3, 3), "strides": (1, 1),
-                                                      "dilations": (1, 1)})])
+                                                      "dilations": (1, 1)}),
+                     ((u(1, 4, 5, 1), u(1, 2, 3, 32)), {"ksize": (3, 3), "strides": (1, 1),
+                                                       "dilations": (1, 1)})])  # direct
 
 
 # --- max over a window ---------------------------------------------------------------------------

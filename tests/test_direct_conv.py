@@ -108,3 +108,11 @@ def test_a_conv2d_layer_on_grayscale_images_trains_as_on_the_general_path(monkey
     general = train()
     np.testing.assert_allclose(direct[0], general[0], rtol=1e-5)
     np.testing.assert_allclose(direct[1], general[1], rtol=1e-4, atol=1e-5)
+
+
+def test_an_empty_batch_gives_empty_outputs_and_a_zero_filter_gradient():
+    x = np.zeros((0, 6, 5, 1), np.float32)
+    out = direct_conv.conv(x, np.ones((3, 3, 1, 64), np.float32))
+    grad = direct_conv.filter_grad(x, np.zeros((0, 4, 3, 64), np.float32))
+    assert out.shape == (0, 4, 3, 64)
+    np.testing.assert_array_equal(grad, np.zeros((3, 3, 1, 64), np.float32))

@@ -140,7 +140,8 @@ def _input_transform(x, store):
 
 def _conv_forward(x, w, strides, dilations=(1, 1), cache=True):
     """Valid cross-correlation of (N, H, W, C) with (KH, KW, C, O): Winograd's tiles (3x3,
-    stride 1, see ``minitf.winograd``) or patches @ filters."""
+    stride 1, see ``minitf.winograd``), the direct one-channel kernel (``minitf.direct_conv``)
+    or patches @ filters."""
     if _winograd(x.shape, w.shape, strides, dilations, x.dtype, w.dtype):
         return winograd.conv(x, w, _input_transform(x, cache))
     if _direct(x.shape, w.shape, strides, dilations, x.dtype, w.dtype):

@@ -129,12 +129,11 @@ def filter_grad(x, g):
     n, h, wd, _ = x.shape
     o = g.shape[3]
     fn = _kernels().fns["filter_grad"][x.dtype.name, o]
-    parts = kernel_threads.split(n, MIN_PART)
-    sums = numpy.zeros((len(parts), 9 * o + 16))   # one padded row per thread
-    index = {start: k for k, (start, _) in enumerate(parts)}
-    kernel_threads.run(lambda a, b: fn(b - a, h, wd, x[a:].ctypes.data, g[a:].ctypes.data,
-                                       sums[index[a]].ctypes.data), parts)
-    return sums[:, :9 * o].sum(axis=0).astype(x.dtype).reshape(3, 3, 1, o)
+    partial = kernel_threads.partial_sums((9 * o,))
+    used = kernel_threads.run_numbered(
+        lambda k, a, b: fn(b - a, h, wd, x[a:].ctypes.data, g[a:].ctypes.data,
+                           partial[k].ctypes.data), kernel_threads.split(n, MIN_PART))
+    return partial[:used].sum(axis=0).astype(x.dtype).reshape(3, 3, 1, o)
 
 
 def matches_direct(kernels):

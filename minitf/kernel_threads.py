@@ -17,6 +17,8 @@ update: a 96 MB element-wise pass took 2.5 ms over two threads with them parked,
 import os
 import threading
 
+import numpy
+
 from . import openblas
 
 _pool = None
@@ -38,6 +40,15 @@ def split(total, minimum):
     parts = max(1, min(count(), total // max(minimum, 1)))
     bounds = [total * k // parts for k in range(parts + 1)]
     return list(zip(bounds[:-1], bounds[1:]))
+
+
+def partial_sums(shape):
+    """One float64 array of ``shape`` per thread, as rows of one array padded so that no
+    cache line holds two threads' sums (the kernels update theirs on every row: shared lines
+    made two threads slower than one)."""
+    size = int(numpy.prod(shape))
+    rows = numpy.zeros((count(), size + 16))
+    return rows[:, :size].reshape((-1,) + tuple(shape))
 
 
 def _workers():
@@ -84,3 +95,11 @@ def run(fn, parts, uses_blas=False):
     for error in errors:
         if error is not None:
             raise error
+
+
+def run_numbered(body, parts):
+    """``body(k, start, stop)`` for the k-th of ``parts`` (from ``split``), as ``run``; returns
+    the number of parts (the rows of ``partial_sums`` that were written)."""
+    index = {start: k for k, (start, _) in enumerate(parts)}
+    run(lambda start, stop: body(index[start], start, stop), parts)
+    return len(parts)

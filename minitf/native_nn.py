@@ -281,10 +281,8 @@ MIN_PART = 1 << 17    # elements per thread at least: fewer do not pay for the h
 def _split(rows, row_size, body):
     """``body(part, start, stop)`` over ``rows`` rows of ``row_size`` elements, split over
     ``kernel_threads``; returns the number of parts."""
-    parts = kernel_threads.split(rows, -(-MIN_PART // max(row_size, 1)))
-    index = {start: k for k, (start, _) in enumerate(parts)}
-    kernel_threads.run(lambda start, stop: body(index[start], start, stop), parts)
-    return len(parts)
+    return kernel_threads.run_numbered(
+        body, kernel_threads.split(rows, -(-MIN_PART // max(row_size, 1))))
 
 
 def patches(x, ksize, strides, dilations):
@@ -337,20 +335,11 @@ def _rows(x, *channel_arrays):
     return x.reshape(-1, c), arrays
 
 
-def _partial_sums(shape):
-    """One float64 array of ``shape`` per thread, as rows of one array padded so that no
-    cache line holds two threads' sums (the kernels update theirs on every row: shared lines
-    made two threads slower than one)."""
-    size = int(numpy.prod(shape))
-    rows = numpy.zeros((kernel_threads.count(), size + 16))
-    return rows[:, :size].reshape((-1,) + tuple(shape))
-
-
 def _channel_sums(fn, x2, mean=None):
     """Per-channel sums (float64) of ``x2`` (rows, C), or of ``(x2 - mean)**2``: partial sums
     per thread, added in a fixed order."""
     rows, c = x2.shape
-    partial = _partial_sums((c,))
+    partial = kernel_threads.partial_sums((c,))
     center = None if mean is None else mean.ctypes.data
     used = _split(rows, c, lambda k, a, b: fn(b - a, c, x2[a:].ctypes.data, center,
                                               partial[k].ctypes.data))
@@ -391,7 +380,7 @@ def bn_reduce(x, g, mean, inv):
         return None
     x2, arrays = rows
     g2 = g.reshape(x2.shape)
-    partial = _partial_sums((2, x2.shape[1]))
+    partial = kernel_threads.partial_sums((2, x2.shape[1]))
     pointers = [a.ctypes.data for a in arrays]
     used = _split(x2.shape[0], x2.shape[1], lambda k, a, b: fn(
         b - a, x2.shape[1], x2[a:].ctypes.data, g2[a:].ctypes.data, *pointers,

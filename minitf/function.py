@@ -40,6 +40,7 @@ import warnings
 from . import backend as B
 from . import config as _config
 from . import cuda_graphs
+from . import plan_fusion
 from . import replay
 from ._state import state
 from .nest import flatten, pack_sequence_as
@@ -617,6 +618,7 @@ class _Plan:
             kept.append(step)
             needed.update(ins)
         kept.reverse()
+        kept = plan_fusion.fuse(kept, kinds, out_refs)
         # Release each temporary right after its last use (outputs live to the end).
         last_use = {}
         for index, (kind, fn, ins, attrs, out) in enumerate(kept):

@@ -10,7 +10,7 @@ kernel here is one pass over memory:
   TF's MaxPoolGrad sends the gradient to (a NaN window: its last element, as the ufunc path).
 - ``max_pool_grad(g, arg, shape, ksize)``: that scatter, ``g * (offset == arg)`` at every
   window position (so a NaN gradient stays NaN, as numpy's mask multiply), zeros in the strip a
-  window does not cover.
+  window does not cover; optionally masked by a following relu's gradient in the same pass.
 - ``bias_relu(x, b)``: ``maximum(x + b, 0)`` with ``b`` along the last axis.
 - ``relu(x)``: ``maximum(x, 0)``; ``relu_grad(g, y)``: ``g * (y > 0)``.
 - ``bn_moments``, ``bn_apply``, ``bn_reduce``, ``bn_input_grad``: batch normalization's
@@ -66,8 +66,10 @@ void NAME##_fwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t 
         }                                                                                \
     }                                                                                    \
 }                                                                                        \
+/* y (x's shape) or NULL: with y, each element is then masked as relu_grad(dx, y) does. */   \
 void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,      \
-                const T *restrict g, const uint8_t *restrict arg, T *restrict dx) {      \
+                const T *restrict g, const uint8_t *restrict arg, const T *restrict y,   \
+                T *restrict dx) {                                                        \
     int64_t oh = h / kh, ow = w / kw, k = kh * kw;                                       \
     for (int64_t b = 0; b < n; b++)                                                      \
     for (int64_t r = 0; r < h; r++) {                                                    \
@@ -77,14 +79,21 @@ void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t 
             continue;                                                                    \
         }                                                                                \
         int64_t i = r / kh, qi = (r % kh) * kw;                                          \
+        const T *restrict yrow = y ? y + (b * h + r) * w * c : 0;                        \
         for (int64_t j = 0; j < ow; j++) {                                               \
             const T *restrict gi = g + ((b * oh + i) * ow + j) * c;                      \
             const uint8_t *restrict a = arg + ((b * oh + i) * ow + j) * c;               \
             for (int64_t qj = 0; qj < kw; qj++) {                                        \
                 T *restrict d = row + (j * kw + qj) * c;                                 \
                 uint8_t q = (uint8_t)(qi + qj);                                          \
-                for (int64_t ch = 0; ch < c; ch++)                                       \
-                    d[ch] = gi[ch] * (T)(a[ch] == q);                                    \
+                if (yrow) {                                                              \
+                    const T *restrict yy = yrow + (j * kw + qj) * c;                     \
+                    for (int64_t ch = 0; ch < c; ch++)                                   \
+                        d[ch] = (gi[ch] * (T)(a[ch] == q)) * (T)(yy[ch] > 0);            \
+                } else {                                                                 \
+                    for (int64_t ch = 0; ch < c; ch++)                                   \
+                        d[ch] = gi[ch] * (T)(a[ch] == q);                                \
+                }                                                                        \
             }                                                                            \
         }                                                                                \
         for (int64_t e = ow * kw * c; e < w * c; e++) row[e] = 0;                        \
@@ -215,7 +224,7 @@ BATCHNORM(nn_float64, double)
 
 _DTYPES = ("float32", "float64")
 _I, _P = ctypes.c_int64, ctypes.c_void_p
-_SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 3,
+_SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 4,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
                "relu": [_I, _P, _P],
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
@@ -423,21 +432,25 @@ def max_pool(x, ksize, with_arg=True):
     return out, arg
 
 
-def max_pool_grad(g, arg, shape, ksize):
+def max_pool_grad(g, arg, shape, ksize, relu_of=None):
     """Each window's gradient ``g`` at its first maximum ``arg`` (from ``max_pool``), zeros
-    elsewhere: an array of ``shape`` (N, H, W, C). None where the kernel cannot run."""
+    elsewhere: an array of ``shape`` (N, H, W, C). With ``relu_of`` (an array of ``shape``),
+    that result then masked as ``relu_grad(result, relu_of)``, in the same pass. None where the
+    kernel cannot run."""
     kh, kw = ksize
     n, h, w, c = shape
     if g.shape != (n, h // kh, w // kw, c) or arg.shape != g.shape:
         return None
     if type(g) is numpy.ndarray:   # a strided view (a padded convolution's gradient): copy it
         g = numpy.ascontiguousarray(g)
-    fn = _fn("bwd", g)
-    if fn is None or not arg.flags.c_contiguous:
+    fn = _fn("bwd", g) if relu_of is None else _fn("bwd", g, relu_of)
+    if fn is None or not arg.flags.c_contiguous or (
+            relu_of is not None and relu_of.shape != tuple(shape)):
         return None
     dx = numpy.empty(shape, g.dtype)
-    _split(n, h * w * c, lambda _, a, b: fn(b - a, h, w, c, kh, kw, g[a:].ctypes.data,
-                                            arg[a:].ctypes.data, dx[a:].ctypes.data))
+    _split(n, h * w * c, lambda _, a, b: fn(
+        b - a, h, w, c, kh, kw, g[a:].ctypes.data, arg[a:].ctypes.data,
+        None if relu_of is None else relu_of[a:].ctypes.data, dx[a:].ctypes.data))
     return dx
 
 
@@ -500,7 +513,11 @@ def _pool_matches(fns, dtype, rng):
     out, arg = numpy.empty(g.shape, dtype), numpy.empty(g.shape, numpy.uint8)
     fns["fwd"][dtype](2, 7, 9, 5, kh, kw, x.ctypes.data, out.ctypes.data, arg.ctypes.data)
     dx = numpy.empty(x.shape, dtype)
-    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, g.ctypes.data, arg.ctypes.data, dx.ctypes.data)
+    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, g.ctypes.data, arg.ctypes.data, None,
+                        dx.ctypes.data)
+    masked = numpy.empty(x.shape, dtype)
+    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, g.ctypes.data, arg.ctypes.data, x.ctypes.data,
+                        masked.ctypes.data)
     views = [x[:, i:i + 6:kh, j:j + 9:kw] for i in range(kh) for j in range(kw)]
     top = views[0].copy()
     for v in views[1:]:
@@ -511,8 +528,11 @@ def _pool_matches(fns, dtype, rng):
     want_dx = numpy.zeros(x.shape, dtype)
     for q in range(kh * kw):
         want_dx[:, q // kw:q // kw + 6:kh, q % kw:q % kw + 9:kw] = g * (want_arg == q)
+    want_masked = numpy.multiply(want_dx, x > 0)
+    bits = f"u{numpy.dtype(dtype).itemsize}"      # signed zeros too: the same bits as relu_grad
     return (numpy.array_equal(out, top, equal_nan=True) and numpy.array_equal(arg, want_arg)
-            and numpy.array_equal(dx, want_dx, equal_nan=True))
+            and numpy.array_equal(dx, want_dx, equal_nan=True)
+            and numpy.array_equal(masked.view(bits), want_masked.view(bits)))
 
 
 def _elementwise_match(fns, dtype, rng):

@@ -1,0 +1,162 @@
+"""Fused steps of a traced plan (minitf/plan_fusion.py): the fused kernel gives the pair's values
+bit for bit, a traced training step with the pattern is fused and trains exactly as the unfused
+plan and as eager, and a pair whose intermediate is needed elsewhere is left alone."""
+import numpy as np
+import pytest
+
+import minitf as tf
+from minitf import backend as B
+from minitf import native_nn, plan_fusion
+from minitf.ops import conv_ops
+from minitf.ops.registry import RAW
+
+
+def _awkward(rng, shape, dtype):
+    x = rng.standard_normal(shape).astype(dtype).round(0)     # ties and zeros of both signs
+    flat = x.reshape(-1)
+    flat[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    rng.shuffle(flat)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,ksize", [((3, 8, 6, 5), (2, 2)), ((2, 7, 9, 3), (2, 3))])
+def test_fused_pool_relu_gradient_is_the_pair_bit_for_bit(shape, ksize, dtype):
+    rng = np.random.default_rng(1)
+    x = _awkward(rng, shape, dtype)
+    g = _awkward(rng, (shape[0], shape[1] // ksize[0], shape[2] // ksize[1], shape[3]), dtype)
+    xb, gb = B.from_numpy(x), B.from_numpy(g)       # numpy's kernel or another backend's path
+    with np.errstate(invalid="ignore"):
+        want = B.to_numpy(RAW.relu_grad(conv_ops._tiled_max_grad_forward(xb, gb, ksize), xb))
+        got = B.to_numpy(conv_ops._tiled_max_relu_grad_forward(xb, gb, ksize))
+    assert got.dtype == dtype and got.shape == x.shape
+    bits = f"u{np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(got.view(bits), want.view(bits))   # NaN and -0.0 included
+    # Against an independent formula on NaN-free values: g at each window's first maximum
+    # (numpy's argmax), then zero where x <= 0.
+    x, g = (np.nan_to_num(a, posinf=7.0, neginf=-7.0) for a in (x, g))
+    got = B.to_numpy(conv_ops._tiled_max_relu_grad_forward(B.from_numpy(x), B.from_numpy(g),
+                                                           ksize))
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got, _first_max_scatter(x, g, ksize) * (x > 0))
+
+
+def _first_max_scatter(x, g, ksize):
+    (n, h, w, c), (kh, kw) = x.shape, ksize
+    oh, ow = h // kh, w // kw
+    windows = x[:, :oh * kh, :ow * kw].reshape(n, oh, kh, ow, kw, c).transpose(0, 1, 3, 2, 4, 5)
+    first = windows.reshape(n, oh, ow, kh * kw, c).argmax(axis=3)
+    out = np.zeros_like(x)
+    for q in range(kh * kw):
+        out[:, q // kw:oh * kh:kh, q % kw:ow * kw:kw] = np.where(first == q, g, 0)
+    return out
+
+
+def test_native_masked_scatter_matches_when_the_kernel_runs():
+    if B.get_backend() != "numpy" or not native_nn.available():
+        pytest.skip("numpy's native kernels only (no C compiler, or another backend)")
+    x = np.array([[1.0, 5.0, 0.0, -3.0], [5.0, 2.0, -1.0, -2.0]], np.float32).reshape(1, 2, 4, 1)
+    out, arg = native_nn.max_pool(x, (2, 2))
+    g = np.array([10.0, 20.0], np.float32).reshape(1, 1, 2, 1)
+    dx = native_nn.max_pool_grad(g, arg, x.shape, (2, 2), relu_of=x)
+    # The first window's maximum (5 at offset 1) is positive; the second's (0) is not.
+    np.testing.assert_array_equal(dx.reshape(2, 4), [[0, 10, 0, 0], [0, 0, 0, 0]])
+
+
+def _cnn_step(seed):
+    L = tf.keras.layers
+    tf.random.set_seed(seed)
+    model = tf.keras.Sequential([L.Conv2D(6, 3, activation="relu"), L.MaxPooling2D(2),
+                                 L.Conv2D(4, 3), L.ReLU(), L.MaxPooling2D(2),
+                                 L.Flatten(), L.Dense(3)])
+    model.build((None, 14, 14, 2))
+    opt = tf.keras.optimizers.Adam(1e-2)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                model.trainable_variables))
+        return loss
+
+    return model, step
+
+
+def _op_names(function):
+    (plan,) = function._plans.values()
+    return [getattr(fn, "__name__", "") for _, fn, *_ in plan.steps]
+
+
+def _train(mode, batches, monkeypatch):
+    monkeypatch.setenv("MINITF_PLAN_FUSION", "0" if mode == "unfused" else "1")
+    model, step = _cnn_step(0)
+    run = step if mode == "eager" else tf.function(step)
+    losses = [float(run(x, y)) for x, y in batches]
+    names = _op_names(run) if mode != "eager" else None
+    return losses, [v.numpy() for v in model.variables], names
+
+
+def test_traced_cnn_step_fuses_both_pooling_layers_and_trains_as_unfused_and_eager(monkeypatch):
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((9, 14, 14, 2)).astype(np.float32),
+                rng.integers(0, 3, 9).astype(np.int32)) for _ in range(4)]
+    fused = _train("fused", batches, monkeypatch)
+    unfused = _train("unfused", batches, monkeypatch)
+    eager = _train("eager", batches, monkeypatch)
+    # Conv2D(activation="relu") and ReLU() before MaxPooling2D: both pairs fused.
+    assert fused[2].count("_tiled_max_relu_grad_forward") == 2
+    assert "_relu_grad_forward" not in fused[2] and "_tiled_max_grad_forward" not in fused[2]
+    assert unfused[2].count("_tiled_max_relu_grad_forward") == 0
+    assert unfused[2].count("_tiled_max_grad_forward") == 2
+    for other in (unfused, eager):
+        assert fused[0] == other[0]
+        for a, b in zip(fused[1], other[1]):
+            np.testing.assert_array_equal(a, b)
+    assert fused[0][-1] < fused[0][0]     # it trains
+
+
+def test_pair_is_not_fused_when_the_scatter_is_returned():
+    xv = np.random.default_rng(2).standard_normal((2, 4, 4, 3))
+    x = tf.Variable(xv)
+
+    @tf.function
+    def grads():
+        with tf.GradientTape() as tape:
+            a = tf.nn.relu(x)
+            y = tf.nn.max_pool2d(a, 2, 2, "VALID")
+            loss = tf.reduce_sum(y * y)
+        return tape.gradient(loss, [a, x])   # the scatter (d loss / d a) is an output
+
+    da, dx = grads()
+    names = _op_names(grads)
+    assert "_tiled_max_relu_grad_forward" not in names
+    assert "_tiled_max_grad_forward" in names and "_relu_grad_forward" in names
+    # d loss / d a: 2 * max at each window's first maximum; d loss / d x: that where x > 0.
+    a = np.maximum(xv, 0)
+    want = _first_max_scatter(a, 2 * a.reshape(2, 2, 2, 2, 2, 3).max(axis=(2, 4)), (2, 2))
+    np.testing.assert_allclose(da.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(dx.numpy(), want * (xv > 0), rtol=1e-12)
+
+
+class _Op:
+    def __init__(self, name):
+        self.name = name
+
+
+def test_fuse_rewrites_only_adjacent_single_use_temporaries():
+    G, R, other = _Op("tiled_max_grad"), _Op("relu_grad"), _Op("add")
+    kinds = ["temp"] * 8
+    attrs = {"ksize": (2, 2)}
+    pair = [("op", G, (1, 2), attrs, 3), ("op", R, (3, 1), {}, 4)]
+    (step,) = plan_fusion.fuse(pair, kinds, [("slot", 4)])
+    assert step[1].name == "tiled_max_relu_grad" and step[2:] == ((1, 2), attrs, 4)
+    # The scatter read again later, returned, or not adjacent: left alone.
+    assert plan_fusion.fuse(pair + [("op", other, (3, 4), {}, 5)], kinds, []) == \
+        pair + [("op", other, (3, 4), {}, 5)]
+    assert plan_fusion.fuse(pair, kinds, [("slot", 3)]) == pair
+    apart = [pair[0], ("op", other, (2, 2), {}, 6), pair[1]]
+    assert plan_fusion.fuse(apart, kinds, []) == apart
+    # relu_grad of the scatter against another array than the pooled input: not the pattern.
+    masked_by_other = [pair[0], ("op", R, (3, 7), {}, 4)]
+    assert plan_fusion.fuse(masked_by_other, kinds, []) == masked_by_other

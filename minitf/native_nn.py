@@ -13,6 +13,8 @@ kernel here is one pass over memory:
   window does not cover; optionally masked by a following relu's gradient in the same pass.
 - ``bias_relu(x, b)``: ``maximum(x + b, 0)`` with ``b`` along the last axis.
 - ``relu(x)``: ``maximum(x, 0)``; ``relu_grad(g, y)``: ``g * (y > 0)``.
+- ``relu_pool(x, b, ksize)``: ``bias_relu`` (or ``relu``) and then ``max_pool`` of its result,
+  image by image while the image is in cache.
 - ``bn_moments``, ``bn_apply``, ``bn_reduce``, ``bn_input_grad``: batch normalization's
   statistics (summed in float64), output, parameter gradients and input gradient, one pass
   each over the activations (``minitf.ops.norm_ops`` has the formulas).
@@ -116,6 +118,17 @@ void NAME##_relu(int64_t size, const T *x, T *out) {              /* out may be 
 }                                                                                        \
 void NAME##_relu_grad(int64_t size, const T *g, const T *y, T *out) {  /* out may be g */ \
     for (int64_t e = 0; e < size; e++) out[e] = g[e] * (T)(y[e] > 0);                    \
+}                                                                                        \
+/* a = relu(x + bias) (bias NULL: relu(x)), then its max pooling, image by image while the   \
+   image's activations are in cache: the two kernels above, in one pass over memory. */       \
+void NAME##_relu_pool(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw, \
+                      const T *x, const T *bias, T *a, T *out, uint8_t *arg) {           \
+    int64_t image = h * w * c, pooled = (h / kh) * (w / kw) * c;                         \
+    for (int64_t b = 0; b < n; b++) {                                                    \
+        if (bias) NAME##_bias_relu(h * w, c, x + b * image, bias, a + b * image);       \
+        else NAME##_relu(image, x + b * image, a + b * image);                           \
+        NAME##_fwd(1, h, w, c, kh, kw, a + b * image, out + b * pooled, arg + b * pooled); \
+    }                                                                                    \
 }
 MAXPOOL(nn_float32, float)
 MAXPOOL(nn_float64, double)
@@ -226,7 +239,7 @@ _DTYPES = ("float32", "float64")
 _I, _P = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 4,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
-               "relu": [_I, _P, _P],
+               "relu": [_I, _P, _P], "relu_pool": [_I] * 6 + [_P] * 5,
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
                "bn_sums": [_I, _I] + [_P] * 3,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
@@ -454,6 +467,26 @@ def max_pool_grad(g, arg, shape, ksize, relu_of=None):
     return dx
 
 
+def relu_pool(x, b, ksize):
+    """``(a, maxima, arg)``: ``a = bias_relu(x, b)`` (``relu(x)`` for ``b`` None) and
+    ``max_pool(a, ksize)``, image by image in one pass; None where the kernels cannot run."""
+    kh, kw = ksize
+    if getattr(x, "ndim", 0) != 4 or kh * kw > 255 or (
+            b is not None and (getattr(b, "ndim", 0) != 1 or b.shape[0] != x.shape[-1])):
+        return None
+    fn = _fn("relu_pool", x) if b is None else _fn("relu_pool", x, b)
+    if fn is None:
+        return None
+    n, h, w, c = x.shape
+    shape = (n, h // kh, w // kw, c)
+    a, out = numpy.empty(x.shape, x.dtype), numpy.empty(shape, x.dtype)
+    arg = numpy.empty(shape, numpy.uint8)
+    _split(n, x[0].size, lambda _, lo, hi: fn(
+        hi - lo, h, w, c, kh, kw, x[lo:].ctypes.data, None if b is None else b.ctypes.data,
+        a[lo:].ctypes.data, out[lo:].ctypes.data, arg[lo:].ctypes.data))
+    return a, out, arg
+
+
 def bias_relu(x, b, out=None):
     """``maximum(x + b, 0)`` for ``b`` of shape ``(C,)`` and ``x`` of shape ``(..., C)``, or
     None where the kernel cannot run."""
@@ -532,7 +565,28 @@ def _pool_matches(fns, dtype, rng):
     bits = f"u{numpy.dtype(dtype).itemsize}"      # signed zeros too: the same bits as relu_grad
     return (numpy.array_equal(out, top, equal_nan=True) and numpy.array_equal(arg, want_arg)
             and numpy.array_equal(dx, want_dx, equal_nan=True)
-            and numpy.array_equal(masked.view(bits), want_masked.view(bits)))
+            and numpy.array_equal(masked.view(bits), want_masked.view(bits))
+            and _relu_pool_matches(fns, dtype, x, rng))
+
+
+def _relu_pool_matches(fns, dtype, x, rng):
+    n, h, w, c = x.shape
+    b = rng.standard_normal(c).astype(dtype)
+    for bias in (b, None):
+        a, top = numpy.empty_like(x), numpy.empty((n, h // 2, w // 3, c), dtype)
+        arg, want_top = numpy.empty(top.shape, numpy.uint8), numpy.empty_like(top)
+        want_arg = numpy.empty_like(arg)
+        fns["relu_pool"][dtype](n, h, w, c, 2, 3, x.ctypes.data,
+                                None if bias is None else bias.ctypes.data, a.ctypes.data,
+                                top.ctypes.data, arg.ctypes.data)
+        want_a = numpy.maximum(x if bias is None else x + bias, 0)
+        fns["fwd"][dtype](n, h, w, c, 2, 3, a.ctypes.data, want_top.ctypes.data,
+                          want_arg.ctypes.data)
+        if not (numpy.array_equal(a, want_a, equal_nan=True)
+                and numpy.array_equal(top, want_top, equal_nan=True)
+                and numpy.array_equal(arg, want_arg)):
+            return False
+    return True
 
 
 def _elementwise_match(fns, dtype, rng):

@@ -4,15 +4,18 @@ A traced step (``minitf.function``) records each op of the forward and backward 
 step of its own; some adjacent pairs cost a pass over memory less as one kernel. ``fuse``
 rewrites a plan's ``("op", op, input slots, attrs, output slot)`` steps by the rules below.
 Each fused op is a registered op (the gradient check covers it) whose kernel gives the pair's
-values bit for bit, so a fused replay computes exactly what the unfused one did. A pair is
-fused only where the first step's output feeds nothing but the second (and is no output of
-the function): the intermediate is then never needed.
+values bit for bit, so a fused replay computes exactly what the unfused one did.
 
-- ``tiled_max_grad(x, g)`` then ``relu_grad(that, x)``: the backward of ``max_pool(relu(..))``
-  (``Conv2D(..., activation="relu")`` or ``ReLU`` before ``MaxPooling2D``), as
-  ``tiled_max_relu_grad(x, g)``: one pass writing the masked scatter, instead of writing the
-  scatter and then reading it and ``x`` again (measured on the benchmarks' CNNs: the relu
-  gradient after the first pooling layer was ~6% of the two-thread step).
+Both rules serve ``max_pool(relu(..))`` (``Conv2D(..., activation="relu")`` or ``ReLU``
+before ``MaxPooling2D``); ``minitf.ops.pool_fusion_ops`` has the fused ops:
+
+- forward, ``relu(z)`` or ``bias_activation(z, b, "relu")`` then ``tiled_max_pool(a)``: the
+  relu becomes ``relu_pooled`` / ``bias_relu_pooled``, which also computes the pooling image by
+  image while the image is in cache; the pool step, kept, picks its result up. The relu's
+  output stays a step's output (the backward reads it).
+- backward, ``tiled_max_grad(a, g)`` then ``relu_grad(that, a)``: ``tiled_max_relu_grad(a,
+  g)``, one pass writing the masked scatter instead of writing the scatter and then reading it
+  and ``a`` again. Only where the scatter feeds nothing else.
 
 ``MINITF_PLAN_FUSION=0`` turns fusion off (to compare, or to rule it out).
 """
@@ -22,16 +25,32 @@ import os
 from .ops.registry import OPS
 
 
-def _pool_then_relu_grad(first, second):
-    """The fused step for ``first``, ``second`` or None."""
-    _, op1, (x, g), attrs, scatter = first
-    _, op2, (grad, y), _, out = second
-    if op1.name == "tiled_max_grad" and op2.name == "relu_grad" and grad == scatter and y == x:
-        return ("op", OPS["tiled_max_relu_grad"], (x, g), attrs, out)
+def _pool_then_relu_grad(first, second, single_use):
+    """The backward pair as one masked scatter; the scatter must feed nothing else."""
+    _, _, (x, g), attrs, scatter = first
+    _, _, (grad, y), _, out = second
+    if grad == scatter and y == x and single_use(scatter):
+        return [("op", OPS["tiled_max_relu_grad"], (x, g), attrs, out)]
     return None
 
 
-_RULES = {("tiled_max_grad", "relu_grad"): _pool_then_relu_grad}
+def _relu_then_pool(first, second, single_use):
+    """The relu computes the pool's maxima too; the pool step then picks them up."""
+    _, op, ins, attrs, a = first
+    _, _, pooled_ins, pool_attrs, _ = second
+    if pooled_ins != (a,) or not pool_attrs.get("cache"):
+        return None
+    ksize = {"ksize": pool_attrs["ksize"]}
+    if op.name == "relu":
+        return [("op", OPS["relu_pooled"], ins, ksize, a), second]
+    if (attrs or {}).get("activation") == "relu":
+        return [("op", OPS["bias_relu_pooled"], ins, ksize, a), second]
+    return None
+
+
+_RULES = {("tiled_max_grad", "relu_grad"): _pool_then_relu_grad,
+          ("relu", "tiled_max_pool"): _relu_then_pool,
+          ("bias_activation", "tiled_max_pool"): _relu_then_pool}
 
 
 def enabled():
@@ -39,21 +58,23 @@ def enabled():
 
 
 def fuse(steps, kinds, out_refs):
-    """``steps`` with every pair a rule matches replaced by its fused step."""
+    """``steps`` with every pair a rule matches replaced by the rule's steps."""
     if not enabled():
         return steps
     reads = collections.Counter(i for step in steps for i in step[2])
     returned = {ref for kind, ref in out_refs if kind != "py"}
+
+    def single_use(slot):
+        return reads[slot] == 1 and slot not in returned and kinds[slot] == "temp"
+
     fused = []
     for step in steps:
         previous = fused[-1] if fused else None
-        if (previous is not None and previous[0] == "op" and step[0] == "op"
-                and (previous[1].name, step[1].name) in _RULES):
-            middle = previous[4]
-            if reads[middle] == 1 and middle not in returned and kinds[middle] == "temp":
-                replacement = _RULES[previous[1].name, step[1].name](previous, step)
-                if replacement is not None:
-                    fused[-1] = replacement
-                    continue
-        fused.append(step)
+        rule = (previous is not None and previous[0] == "op" and step[0] == "op"
+                and _RULES.get((previous[1].name, step[1].name)))
+        replacement = rule(previous, step, single_use) if rule else None
+        if replacement is None:
+            fused.append(step)
+        else:
+            fused[-1:] = replacement
     return fused

@@ -7,7 +7,7 @@ import pytest
 import minitf as tf
 from minitf import backend as B
 from minitf import native_nn, plan_fusion
-from minitf.ops import conv_ops
+from minitf.ops import conv_ops, pool_fusion_ops
 from minitf.ops.registry import RAW
 
 
@@ -28,14 +28,14 @@ def test_fused_pool_relu_gradient_is_the_pair_bit_for_bit(shape, ksize, dtype):
     xb, gb = B.from_numpy(x), B.from_numpy(g)       # numpy's kernel or another backend's path
     with np.errstate(invalid="ignore"):
         want = B.to_numpy(RAW.relu_grad(conv_ops._tiled_max_grad_forward(xb, gb, ksize), xb))
-        got = B.to_numpy(conv_ops._tiled_max_relu_grad_forward(xb, gb, ksize))
+        got = B.to_numpy(pool_fusion_ops._tiled_max_relu_grad_forward(xb, gb, ksize))
     assert got.dtype == dtype and got.shape == x.shape
     bits = f"u{np.dtype(dtype).itemsize}"
     np.testing.assert_array_equal(got.view(bits), want.view(bits))   # NaN and -0.0 included
     # Against an independent formula on NaN-free values: g at each window's first maximum
     # (numpy's argmax), then zero where x <= 0.
     x, g = (np.nan_to_num(a, posinf=7.0, neginf=-7.0) for a in (x, g))
-    got = B.to_numpy(conv_ops._tiled_max_relu_grad_forward(B.from_numpy(x), B.from_numpy(g),
+    got = B.to_numpy(pool_fusion_ops._tiled_max_relu_grad_forward(B.from_numpy(x), B.from_numpy(g),
                                                            ksize))
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(got, _first_max_scatter(x, g, ksize) * (x > 0))
@@ -63,13 +63,38 @@ def test_native_masked_scatter_matches_when_the_kernel_runs():
     np.testing.assert_array_equal(dx.reshape(2, 4), [[0, 10, 0, 0], [0, 0, 0, 0]])
 
 
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_relu_and_pool_are_the_pair_and_leave_the_maxima_for_the_pool_step(bias, dtype):
+    rng = np.random.default_rng(3)
+    x = _awkward(rng, (4, 11, 13, 128), dtype)      # large enough for the native kernel
+    b = rng.standard_normal(128).astype(dtype)
+    xb, bb = B.from_numpy(x), B.from_numpy(b)
+    with np.errstate(invalid="ignore"):
+        if bias:
+            a = pool_fusion_ops._bias_relu_pooled_forward(xb, bb, (2, 3))
+            want_a = RAW.bias_activation(xb, bb, activation="relu")
+        else:
+            a = pool_fusion_ops._relu_pooled_forward(xb, (2, 3))
+            want_a = RAW.relu(xb)
+        pooled = conv_ops._tiled_max_forward(a, (2, 3), cache=True)
+        again = conv_ops._tiled_max_forward(a, (2, 3), cache=True)   # computed afresh
+        want = conv_ops._tiled_max(B.from_numpy(B.to_numpy(want_a)), (2, 3))
+    bits = f"u{np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(B.to_numpy(a).view(bits), B.to_numpy(want_a).view(bits))
+    for got in (pooled, again):
+        np.testing.assert_array_equal(B.to_numpy(got), B.to_numpy(want))
+    if B.get_backend() == "numpy" and native_nn.available():
+        assert again is not pooled      # the fused pass's maxima served the first pool only
+
+
 def _cnn_step(seed):
     L = tf.keras.layers
     tf.random.set_seed(seed)
-    model = tf.keras.Sequential([L.Conv2D(6, 3, activation="relu"), L.MaxPooling2D(2),
+    model = tf.keras.Sequential([L.Conv2D(16, 3, activation="relu"), L.MaxPooling2D(2),
                                  L.Conv2D(4, 3), L.ReLU(), L.MaxPooling2D(2),
                                  L.Flatten(), L.Dense(3)])
-    model.build((None, 14, 14, 2))
+    model.build((None, 20, 20, 2))
     opt = tf.keras.optimizers.Adam(1e-2)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
@@ -99,15 +124,22 @@ def _train(mode, batches, monkeypatch):
 
 def test_traced_cnn_step_fuses_both_pooling_layers_and_trains_as_unfused_and_eager(monkeypatch):
     rng = np.random.default_rng(0)
-    batches = [(rng.standard_normal((9, 14, 14, 2)).astype(np.float32),
+    batches = [(rng.standard_normal((9, 20, 20, 2)).astype(np.float32),
                 rng.integers(0, 3, 9).astype(np.int32)) for _ in range(4)]
     fused = _train("fused", batches, monkeypatch)
     unfused = _train("unfused", batches, monkeypatch)
     eager = _train("eager", batches, monkeypatch)
-    # Conv2D(activation="relu") and ReLU() before MaxPooling2D: both pairs fused.
+    # Conv2D(activation="relu") and ReLU() before MaxPooling2D: both pairs fused, forward
+    # and backward (the first layer's on the native kernels, the second's below their size).
+    # (Conv2D's bias and relu are one bias_activation op on numpy, an add and a relu elsewhere.)
+    assert (fused[2].count("_bias_relu_pooled_forward")
+            + fused[2].count("_relu_pooled_forward")) == 2
+    if B.get_backend() == "numpy":
+        assert fused[2].count("_bias_relu_pooled_forward") == 1
     assert fused[2].count("_tiled_max_relu_grad_forward") == 2
     assert "_relu_grad_forward" not in fused[2] and "_tiled_max_grad_forward" not in fused[2]
-    assert unfused[2].count("_tiled_max_relu_grad_forward") == 0
+    assert not {"_bias_relu_pooled_forward", "_relu_pooled_forward",
+                "_tiled_max_relu_grad_forward"} & set(unfused[2])
     assert unfused[2].count("_tiled_max_grad_forward") == 2
     for other in (unfused, eager):
         assert fused[0] == other[0]
@@ -157,6 +189,16 @@ def test_fuse_rewrites_only_adjacent_single_use_temporaries():
     assert plan_fusion.fuse(pair, kinds, [("slot", 3)]) == pair
     apart = [pair[0], ("op", other, (2, 2), {}, 6), pair[1]]
     assert plan_fusion.fuse(apart, kinds, []) == apart
+    # A relu before a caching pool: the relu also pools; the pool step stays (it reads it).
+    pool = _Op("tiled_max_pool")
+    forward = [("op", _Op("relu"), (1,), {}, 2), ("op", pool, (2,), attrs | {"cache": True}, 3)]
+    relu, kept = plan_fusion.fuse(forward + [("op", other, (2, 3), {}, 4)], kinds, [])[:2]
+    assert relu[1].name == "relu_pooled" and relu[2:] == ((1,), attrs, 2)
+    assert kept == forward[1]
+    uncached = [forward[0], ("op", pool, (2,), attrs | {"cache": False}, 3)]
+    assert plan_fusion.fuse(uncached, kinds, []) == uncached
+    sigmoid = [("op", _Op("bias_activation"), (1, 5), {"activation": "sigmoid"}, 2), forward[1]]
+    assert plan_fusion.fuse(sigmoid, kinds, []) == sigmoid
     # relu_grad of the scatter against another array than the pooled input: not the pattern.
     masked_by_other = [pair[0], ("op", R, (3, 7), {}, 4)]
     assert plan_fusion.fuse(masked_by_other, kinds, []) == masked_by_other

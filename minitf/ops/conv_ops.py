@@ -14,12 +14,12 @@ from .. import backend as B
 from .. import direct_conv, native_nn, winograd
 from .._state import state
 from ..tensor import Tensor, Variable
-from ._samples import away, u
+from ._samples import u
 from .array_ops import pad, reshape, transpose
 from .convert import convert_to_tensor, operand_pair
 from .derived import derived as _derived
 from .reduce_ops import reduce_mean, reduce_sum
-from .registry import RAW, TENSOR, apply, defop
+from .registry import TENSOR, apply, defop
 
 
 def _x(x):
@@ -349,7 +349,22 @@ def _arg_key(x, ksize):
     return ("tiled_max_arg", tuple(ksize), x.shape, x.dtype)
 
 
+def _pooled_key(x, ksize):
+    return ("tiled_max_pooled", tuple(ksize), x.shape, x.dtype)
+
+
+def cache_pooled(x, ksize, pooled, arg):
+    """Leave the maxima and first-maximum offsets of ``x``'s pooling (computed with ``x``, by
+    ``minitf.ops.pool_fusion_ops``) for the pool step that reads ``x`` next and its gradient."""
+    _derived.put(x, _arg_key(x, ksize), arg)
+    _derived.put(x, _pooled_key(x, ksize), pooled)
+
+
 def _tiled_max_forward(x, ksize, cache=False):
+    if cache:
+        done = _derived.take(x, _pooled_key(x, ksize))
+        if done is not None:
+            return done
     pooled = native_nn.max_pool(x, ksize, with_arg=cache)
     if pooled is not None:   # one pass, keeping each window's first-maximum offset
         out, arg = pooled
@@ -407,22 +422,6 @@ def _tiled_max_grad_forward(x, g, ksize):
     return out
 
 
-def _tiled_max_relu_grad_forward(x, g, ksize):
-    """``relu_grad(tiled_max_grad(x, g), x)`` in one pass where the native kernel runs: the
-    gradient of ``max_pool(relu(...))`` with respect to the relu's input, ``x`` being the relu's
-    output. A traced step fuses the pair into this (``minitf.plan_fusion``)."""
-    if g.shape[:-3] == x.shape[:-3]:
-        arg = _derived.get(x, _arg_key(x, ksize))
-        if arg is None:
-            pooled = native_nn.max_pool(x, ksize)
-            arg = None if pooled is None else pooled[1]
-        out = (None if arg is None else
-               native_nn.max_pool_grad(g, arg, x.shape, ksize, relu_of=x))
-        if out is not None:
-            return out
-    return RAW.relu_grad(_tiled_max_grad_forward(x, g, ksize), x)
-
-
 def _tiled_max_pick_forward(x, gx, ksize):
     """Gather ``gx`` (shape of ``x``) at the first maximum of each window: (N, OH, OW, C)."""
     xp = B.xp
@@ -452,14 +451,6 @@ tiled_max_grad = defop(
     jvp=lambda F, t, x, y, ksize: None if t[1] is None else F.tiled_max_grad(x[0], t[1],
                                                                               ksize=ksize),
     samples=lambda: [((u(2, 4, 4, 3), u(2, 2, 2, 3)), {"ksize": (2, 2)})])
-tiled_max_relu_grad = defop(
-    "tiled_max_relu_grad", _tiled_max_relu_grad_forward, arity=2, save=(0,),
-    type="MaxPoolReluGrad", identity_cache=True,
-    vjp=lambda F, g, x, y, ksize: (None, F.tiled_max_pick(x[0], F.relu_grad(g, x[0]),
-                                                          ksize=ksize)),
-    jvp=lambda F, t, x, y, ksize: None if t[1] is None else F.tiled_max_relu_grad(
-        x[0], t[1], ksize=ksize),
-    samples=lambda: [((away(2, 4, 5, 3), u(2, 2, 2, 3)), {"ksize": (2, 2)})])
 tiled_max_pick = defop(
     "tiled_max_pick", _tiled_max_pick_forward, arity=2, save=(0,), type="MaxPoolPick",
     identity_cache=True,

@@ -28,6 +28,14 @@ class DerivedCache:
                 return value
         return None
 
+    def take(self, x, key):
+        """``get``, removing the entry (a value meant for one reader)."""
+        for index, (ref, k, value) in enumerate(self._entries):
+            if k == key and ref() is x:
+                del self._entries[index]
+                return value
+        return None
+
     def put(self, x, key, value):
         try:
             ref = weakref.ref(x)

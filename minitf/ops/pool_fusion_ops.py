@@ -1,0 +1,89 @@
+"""Max pooling fused with the relu beside it, for traced steps (``minitf.plan_fusion``).
+
+Each op computes exactly what the unfused pair computes (the same kernels, one pass):
+
+- ``relu_pooled(x, ksize)`` / ``bias_relu_pooled(x, b, ksize)``: ``relu(x)`` /
+  ``bias_activation(x, b, "relu")`` when a tiled max pool reads the result next. The output is
+  the relu's; the pool's maxima and first-maximum offsets come out of the same pass, image by
+  image while the image is in cache, and wait in the derived cache for that pool step and its
+  gradient (``conv_ops.cache_pooled``).
+- ``tiled_max_relu_grad(x, g, ksize)``: ``relu_grad(tiled_max_grad(x, g), x)``, the backward
+  of ``max_pool(relu(..))`` with respect to the relu's input (``x``: the relu's output), as one
+  masked scatter.
+
+Where numpy's native kernels do not run (another backend, small arrays, no compiler) each op
+runs the unfused pair's own path.
+"""
+from .. import native_nn
+from . import conv_ops
+from ._samples import away, u
+from .derived import derived as _derived
+from .registry import RAW, defop
+
+
+def _relu_and_pool(x, b, ksize):
+    """The relu's output with the pooling cached for it, or None (the unfused path runs)."""
+    if not native_nn.pays(x):     # the unfused relu's numpy path below this size
+        return None
+    done = native_nn.relu_pool(x, b, ksize)
+    if done is None:
+        return None
+    a, pooled, arg = done
+    conv_ops.cache_pooled(a, ksize, pooled, arg)
+    return a
+
+
+def _relu_pooled_forward(x, ksize):
+    a = _relu_and_pool(x, None, ksize)
+    return RAW.relu(x) if a is None else a
+
+
+def _bias_relu_pooled_forward(x, b, ksize):
+    a = _relu_and_pool(x, b, ksize)
+    return RAW.bias_activation(x, b, activation="relu") if a is None else a
+
+
+def _tangent(F, t, y):
+    parts = [p for p in t if p is not None]
+    if not parts:
+        return None
+    total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+    return F.relu_grad(total, y)
+
+
+relu_pooled = defop(
+    "relu_pooled", _relu_pooled_forward, save=("out",), smooth=False, type="ReluPooled",
+    identity_cache=True, kink="relu'(0) = 0",
+    vjp=lambda F, g, x, y, ksize: (F.relu_grad(g, y),),
+    jvp=lambda F, t, x, y, ksize: _tangent(F, t, y),
+    samples=lambda: [((away(2, 4, 5, 3),), {"ksize": (2, 2)})])
+# The tape sums b's gradient over the broadcast axes, as for bias_activation.
+bias_relu_pooled = defop(
+    "bias_relu_pooled", _bias_relu_pooled_forward, arity=2, save=("out",), smooth=False,
+    type="BiasReluPooled", identity_cache=True, kink="relu'(0) = 0",
+    vjp=lambda F, g, x, y, ksize: (F.relu_grad(g, y),) * 2,
+    jvp=lambda F, t, x, y, ksize: _tangent(F, t, y),
+    samples=lambda: [((away(2, 4, 5, 3), u(3, lo=-0.1, hi=0.1)), {"ksize": (2, 2)})])
+
+
+def _tiled_max_relu_grad_forward(x, g, ksize):
+    if g.shape[:-3] == x.shape[:-3]:
+        arg = _derived.get(x, conv_ops._arg_key(x, ksize))
+        if arg is None:
+            pooled = native_nn.max_pool(x, ksize)
+            arg = None if pooled is None else pooled[1]
+        out = (None if arg is None else
+               native_nn.max_pool_grad(g, arg, x.shape, ksize, relu_of=x))
+        if out is not None:
+            return out
+    return RAW.relu_grad(conv_ops._tiled_max_grad_forward(x, g, ksize), x)
+
+
+tiled_max_relu_grad = defop(
+    "tiled_max_relu_grad", _tiled_max_relu_grad_forward, arity=2, save=(0,),
+    type="MaxPoolReluGrad", identity_cache=True,
+    vjp=lambda F, g, x, y, ksize: (None, F.tiled_max_pick(x[0], F.relu_grad(g, x[0]),
+                                                          ksize=ksize)),
+    jvp=lambda F, t, x, y, ksize: None if t[1] is None else F.tiled_max_relu_grad(
+        x[0], t[1], ksize=ksize),
+    samples=lambda: [((away(2, 4, 5, 3), u(2, 2, 2, 3)), {"ksize": (2, 2)})])

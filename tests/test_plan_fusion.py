@@ -35,8 +35,8 @@ def test_fused_pool_relu_gradient_is_the_pair_bit_for_bit(shape, ksize, dtype):
     # Against an independent formula on NaN-free values: g at each window's first maximum
     # (numpy's argmax), then zero where x <= 0.
     x, g = (np.nan_to_num(a, posinf=7.0, neginf=-7.0) for a in (x, g))
-    got = B.to_numpy(pool_fusion_ops._tiled_max_relu_grad_forward(B.from_numpy(x), B.from_numpy(g),
-                                                           ksize))
+    fused = pool_fusion_ops._tiled_max_relu_grad_forward(B.from_numpy(x), B.from_numpy(g), ksize)
+    got = B.to_numpy(fused)
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(got, _first_max_scatter(x, g, ksize) * (x > 0))
 

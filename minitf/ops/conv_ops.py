@@ -397,16 +397,26 @@ def _first_max_selectors(x, ksize):
     return masks
 
 
+def native_scatter(x, g, ksize, relu_of=None):
+    """The native kernel's scatter of ``g`` to each window's first maximum (the offsets the
+    forward pass cached, else computed again), masked as ``relu_grad(.., relu_of)`` when
+    given; None where the kernel cannot run (a jacobian's batch of cotangents, another
+    backend)."""
+    if g.shape[:-3] != x.shape[:-3]:
+        return None
+    arg = _derived.get(x, _arg_key(x, ksize))
+    if arg is None:
+        pooled = native_nn.max_pool(x, ksize)
+        arg = None if pooled is None else pooled[1]
+    return None if arg is None else native_nn.max_pool_grad(g, arg, x.shape, ksize,
+                                                            relu_of=relu_of)
+
+
 def _tiled_max_grad_forward(x, g, ksize):
     """Scatter ``g`` (..., OH, OW, C) to the first maximum of each window: shape of ``x``."""
-    if g.shape[:-3] == x.shape[:-3]:
-        arg = _derived.get(x, _arg_key(x, ksize))
-        if arg is None:
-            pooled = native_nn.max_pool(x, ksize)
-            arg = None if pooled is None else pooled[1]
-        out = None if arg is None else native_nn.max_pool_grad(g, arg, x.shape, ksize)
-        if out is not None:
-            return out
+    out = native_scatter(x, g, ksize)
+    if out is not None:
+        return out
     xp = B.xp
     (kh, kw), (h, w) = ksize, x.shape[-3:-1]
     shape = tuple(g.shape[:-3]) + tuple(x.shape[-3:])

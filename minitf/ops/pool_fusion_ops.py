@@ -17,7 +17,6 @@ runs the unfused pair's own path.
 from .. import native_nn
 from . import conv_ops
 from ._samples import away, u
-from .derived import derived as _derived
 from .registry import RAW, defop
 
 
@@ -67,16 +66,8 @@ bias_relu_pooled = defop(
 
 
 def _tiled_max_relu_grad_forward(x, g, ksize):
-    if g.shape[:-3] == x.shape[:-3]:
-        arg = _derived.get(x, conv_ops._arg_key(x, ksize))
-        if arg is None:
-            pooled = native_nn.max_pool(x, ksize)
-            arg = None if pooled is None else pooled[1]
-        out = (None if arg is None else
-               native_nn.max_pool_grad(g, arg, x.shape, ksize, relu_of=x))
-        if out is not None:
-            return out
-    return RAW.relu_grad(conv_ops._tiled_max_grad_forward(x, g, ksize), x)
+    out = conv_ops.native_scatter(x, g, ksize, relu_of=x)
+    return RAW.relu_grad(conv_ops._tiled_max_grad_forward(x, g, ksize), x) if out is None else out
 
 
 tiled_max_relu_grad = defop(

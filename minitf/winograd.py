@@ -1,24 +1,34 @@
-"""Winograd F(2x2, 3x3) convolution: 3x3, stride 1, VALID, NHWC, on the native kernels.
+"""Winograd convolution, F(2x2, 3x3) and F(4x4, 3x3): 3x3, stride 1, VALID, NHWC, native.
 
-Each 2x2 block of outputs comes from a 4x4 input tile ``d`` and a 3x3 filter ``g`` as
-``A^T [(G g G^T) * (B^T d B)] A``: 16 products per tile and channel pair instead of 36, so the
-convolution becomes 16 matrix products of ``(tiles, C) @ (C, O)`` between three cheap
-transforms. Its two gradients are the adjoints of the same linear maps:
+Each m x m block of outputs comes from an (m+2) x (m+2) input tile ``d`` and a 3x3 filter
+``g`` as ``A^T [(G g G^T) * (B^T d B)] A``: (m+2)^2 products per tile and channel pair instead
+of 9 m^2 (16 for 36 with m = 2, 36 for 144 with m = 4), so the convolution becomes (m+2)^2
+matrix products of ``(tiles, C) @ (C, O)`` between cheap transforms. Its two gradients are
+the adjoints of the same linear maps:
 
 - input:  ``dM = A dY A^T`` per output tile, ``dV = dM @ U^T``, then ``B dV B^T`` added back
   over the (overlapping) input tiles;
 - filter: ``dU = V^T @ dM``, then ``G^T dU G``.
 
-The input transform ``V`` is kept for the filter gradient (cached by the input array's
-identity, as im2col patches are); each gradient transforms the output gradient a block at a
-time. Measured on the shipped CNN's second layer (batch 128, 14x14, 32 -> 64 channels, one
-thread, transforms included): forward 7.1 ms against 13.7 for im2col (patches included),
-input gradient 7.8 against 11.6, filter gradient 7.6 against 13.4. Tiles that overhang the
-image are padded with zeros (read) or cropped (written). Rounding differs from a direct
-convolution by a few ulps of the inputs' magnitude (the transforms add at most 4 terms; ``G``
-has halves, exact in binary).
+``tile_size`` picks m by the output's size: 4 where its tiles make fewer transformed values
+(an 11x11 output: 324 against 576 per channel), else 2. The input transform ``V`` is kept for
+the filter gradient (cached by the input array's identity, as im2col patches are); each
+gradient transforms the output gradient a block at a time. Tiles that overhang the image are
+padded with zeros (read) or cropped (written).
+
+Measured (batch 128, two threads, a 32 -> 64-channel layer): 13x13 inputs, forward + both
+gradients + input transform 5.9 ms with m = 4 against 8.1 with m = 2; 16x16 inputs 10.3
+against 11.2. On one thread, m = 2 against im2col (14x14, patches included): forward 7.1 ms
+against 13.7, input gradient 7.8 against 11.6, filter gradient 7.6 against 13.4.
+
+Rounding: m = 2 differs from a direct convolution by a few ulps of the inputs' magnitude (its
+transforms add at most 4 terms; ``G`` has halves, exact in binary). m = 4's transforms scale
+by up to 8 and its ``G`` has sixths: in float32 its error is about ten times a direct
+convolution's (relative rms 1e-6 against 1e-7 for the output and both gradients), the usual
+price of F(4x4, 3x3) (cuDNN's too). ``MINITF_WINOGRAD_TILE=2`` keeps every layer on m = 2.
 """
 import ctypes
+import os
 
 import numpy
 
@@ -169,28 +179,173 @@ void NAME##_wino_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,
 }
 WINOGRAD(nn_float32, float)
 WINOGRAD(nn_float64, double)
+
+/* F(4x4, 3x3): 6x6 input tiles 4 apart, 36 planes (k = 6 * row + column), the 1D transforms
+   written out (B^T: 6 -> 6, A^T: 6 -> 4, and their adjoints B: 6 -> 6, A: 4 -> 6). */
+#define W4_BT(o0, o1, o2, o3, o4, o5, d0, d1, d2, d3, d4, d5) do {                       \
+    o0 = (4 * (d0) - 5 * (d2)) + (d4);                                                   \
+    o1 = ((d4) + (d3)) - 4 * ((d1) + (d2));                                              \
+    o2 = ((d4) - (d3)) + 4 * ((d1) - (d2));                                              \
+    o3 = ((d4) - (d2)) + 2 * ((d3) - (d1));                                              \
+    o4 = ((d4) - (d2)) - 2 * ((d3) - (d1));                                              \
+    o5 = (4 * (d1) - 5 * (d3)) + (d5); } while (0)
+#define W4_AT(o0, o1, o2, o3, m0, m1, m2, m3, m4, m5) do {                               \
+    o0 = (m0) + (((m1) + (m2)) + ((m3) + (m4)));                                         \
+    o1 = ((m1) - (m2)) + 2 * ((m3) - (m4));                                              \
+    o2 = ((m1) + (m2)) + 4 * ((m3) + (m4));                                              \
+    o3 = (((m1) - (m2)) + 8 * ((m3) - (m4))) + (m5); } while (0)
+#define W4_A(o0, o1, o2, o3, o4, o5, e0, e1, e2, e3) do {                                \
+    o0 = (e0);                                                                           \
+    o1 = ((e0) + (e2)) + ((e1) + (e3));                                                  \
+    o2 = ((e0) + (e2)) - ((e1) + (e3));                                                  \
+    o3 = ((e0) + 4 * (e2)) + 2 * ((e1) + 4 * (e3));                                      \
+    o4 = ((e0) + 4 * (e2)) - 2 * ((e1) + 4 * (e3));                                      \
+    o5 = (e3); } while (0)
+#define W4_B(o0, o1, o2, o3, o4, o5, v0, v1, v2, v3, v4, v5) do {                        \
+    o0 = 4 * (v0);                                                                       \
+    o1 = 4 * (((v2) - (v1)) + (v5)) + 2 * ((v4) - (v3));                                 \
+    o2 = (-5 * (v0) - 4 * ((v1) + (v2))) - ((v3) + (v4));                                \
+    o3 = (((v1) - (v2)) + 2 * ((v3) - (v4))) - 5 * (v5);                                 \
+    o4 = ((v0) + ((v1) + (v2))) + ((v3) + (v4));                                         \
+    o5 = (v5); } while (0)
+#define SIX(a, i) a[0] i, a[1] i, a[2] i, a[3] i, a[4] i, a[5] i
+#define FOUR(a, i) a[0] i, a[1] i, a[2] i, a[3] i
+#define APPLY(f, ...) f(__VA_ARGS__)   /* expands SIX/FOUR into f's arguments first */
+
+#define WINOGRAD4(NAME, T)                                                               \
+void NAME##_wino4_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int64_t t0,\
+                     int64_t count, int64_t ld, const T *restrict x, T *restrict v) {    \
+    TILES {                                                                              \
+        TILE_INDEX                                                                       \
+        T d[6][6][WB], r[6][6][WB];                                                      \
+        for (int i = 0; i < 6; i++)                                                      \
+        for (int j = 0; j < 6; j++) {                                                    \
+            int64_t y = 4 * ty + i, xx = 4 * tx + j;                                     \
+            if (y < h && xx < w) {                                                       \
+                const T *src = x + ((b * h + y) * w + xx) * c + c0;                      \
+                for (int64_t k = 0; k < cb; k++) d[i][j][k] = src[k];                    \
+            } else {                                                                     \
+                for (int64_t k = 0; k < cb; k++) d[i][j][k] = 0;                         \
+            }                                                                            \
+        }                                                                                \
+        for (int j = 0; j < 6; j++)                                                      \
+        for (int64_t k = 0; k < cb; k++)                                                 \
+            APPLY(W4_BT, SIX(r, [j][k]), SIX(d, [j][k]));                                \
+        for (int i = 0; i < 6; i++) {                                                    \
+            T *o[6];                                                                     \
+            for (int j = 0; j < 6; j++) o[j] = PLANE(v, 6 * i + j);                      \
+            for (int64_t k = 0; k < cb; k++)                                             \
+                APPLY(W4_BT, SIX(o, [k]), SIX(r[i], [k]));                               \
+        }                                                                                \
+    }                                                                                    \
+}                                                                                        \
+void NAME##_wino4_out(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,         \
+                      int64_t t0, int64_t count, int64_t ld, const T *restrict m,       \
+                      T *restrict y) {                                                   \
+    TILES {                                                                              \
+        TILE_INDEX                                                                       \
+        T s[4][6][WB];                                                                   \
+        for (int j = 0; j < 6; j++) {                                                    \
+            const T *p[6];                                                               \
+            for (int i = 0; i < 6; i++) p[i] = PLANE(m, 6 * i + j);                      \
+            for (int64_t k = 0; k < cb; k++)                                             \
+                APPLY(W4_AT, FOUR(s, [j][k]), SIX(p, [k]));                              \
+        }                                                                                \
+        for (int i = 0; i < 4 && 4 * ty + i < oh; i++) {                                 \
+            T row[4][WB];                                                                \
+            for (int64_t k = 0; k < cb; k++)                                             \
+                APPLY(W4_AT, FOUR(row, [k]), SIX(s[i], [k]));                            \
+            for (int j = 0; j < 4 && 4 * tx + j < ow; j++) {                             \
+                T *o = y + ((b * oh + 4 * ty + i) * ow + 4 * tx + j) * c + c0;           \
+                for (int64_t k = 0; k < cb; k++) o[k] = row[j][k];                       \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+}                                                                                        \
+void NAME##_wino4_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,     \
+                          int64_t t0, int64_t count, int64_t ld, const T *restrict dy,   \
+                          T *restrict dm) {                                              \
+    TILES {                                                                              \
+        TILE_INDEX                                                                       \
+        T e[4][4][WB], p[6][4][WB];                                                      \
+        for (int i = 0; i < 4; i++)                                                      \
+        for (int j = 0; j < 4; j++) {                                                    \
+            int64_t yy = 4 * ty + i, xx = 4 * tx + j;                                    \
+            if (yy < oh && xx < ow) {                                                    \
+                const T *src = dy + ((b * oh + yy) * ow + xx) * c + c0;                  \
+                for (int64_t k = 0; k < cb; k++) e[i][j][k] = src[k];                    \
+            } else {                                                                     \
+                for (int64_t k = 0; k < cb; k++) e[i][j][k] = 0;                         \
+            }                                                                            \
+        }                                                                                \
+        for (int j = 0; j < 4; j++)                                                      \
+        for (int64_t k = 0; k < cb; k++)                                                 \
+            APPLY(W4_A, SIX(p, [j][k]), FOUR(e, [j][k]));                                \
+        for (int i = 0; i < 6; i++) {                                                    \
+            T *o[6];                                                                     \
+            for (int j = 0; j < 6; j++) o[j] = PLANE(dm, 6 * i + j);                     \
+            for (int64_t k = 0; k < cb; k++)                                             \
+                APPLY(W4_A, SIX(o, [k]), FOUR(p[i], [k]));                               \
+        }                                                                                \
+    }                                                                                    \
+}                                                                                        \
+void NAME##_wino4_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,        \
+                         int64_t t0, int64_t count, int64_t ld, const T *restrict dv,    \
+                         T *restrict dx) {                                               \
+    TILES {                                                                              \
+        TILE_INDEX                                                                       \
+        T q[6][6][WB];                                                                   \
+        for (int j = 0; j < 6; j++) {                                                    \
+            const T *p[6];                                                               \
+            for (int i = 0; i < 6; i++) p[i] = PLANE(dv, 6 * i + j);                     \
+            for (int64_t k = 0; k < cb; k++)                                             \
+                APPLY(W4_B, SIX(q, [j][k]), SIX(p, [k]));                                \
+        }                                                                                \
+        for (int i = 0; i < 6 && 4 * ty + i < h; i++) {                                  \
+            T row[6][WB];                                                                \
+            for (int64_t k = 0; k < cb; k++)                                             \
+                APPLY(W4_B, SIX(row, [k]), SIX(q[i], [k]));                              \
+            for (int j = 0; j < 6 && 4 * tx + j < w; j++) {                              \
+                T *o = dx + ((b * h + 4 * ty + i) * w + 4 * tx + j) * c + c0;            \
+                for (int64_t k = 0; k < cb; k++) o[k] += row[j][k];                      \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+}
+WINOGRAD4(nn_float32, float)
+WINOGRAD4(nn_float64, double)
 """
 
 _DTYPES = ("float32", "float64")
 _NAMES = ("wino_in", "wino_out", "wino_out_adj", "wino_in_adj")
-_G = numpy.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+# G of each tile size m (outputs per tile side): U = G g G^T.
+_G = {2: numpy.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]]),
+      4: numpy.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+                      [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])}
 MIN_CHANNELS = 8       # below this the transforms cost more than the products save
 BLOCK_BYTES = 1 << 20  # tiles per block: a block's transforms stay in the core's cache
-MIN_PART_TILES = 2048  # tiles per thread at least: fewer do not pay for the handoff
+MIN_PART_PLANES = 16384  # tile planes per thread at least: fewer do not pay for the handoff
+# The largest tile size used: 4 (F(4x4, 3x3)) or 2 (F(2x2, 3x3) only, the more accurate).
+MAX_TILE = int(os.environ.get("MINITF_WINOGRAD_TILE", "4"))
+
+
+def _kernel_name(name, m):
+    return name if m == 2 else name.replace("wino", "wino4", 1)
 
 
 class Kernels:
-    """The compiled transforms, as ``fns[name][dtype name]``."""
+    """The compiled transforms, as ``fns[name][dtype name]`` (F(4x4, 3x3)'s named wino4_*)."""
 
     def __init__(self, lib):
         self.fns = {}
-        for name in _NAMES:
-            self.fns[name] = {}
-            for dtype in _DTYPES:
-                fn = getattr(lib, f"nn_{dtype}_{name}")
-                fn.argtypes = [ctypes.c_int64] * 8 + [ctypes.c_void_p] * 2
-                fn.restype = None
-                self.fns[name][dtype] = fn
+        for base in _NAMES:
+            for name in (base, _kernel_name(base, 4)):
+                self.fns[name] = {}
+                for dtype in _DTYPES:
+                    fn = getattr(lib, f"nn_{dtype}_{name}")
+                    fn.argtypes = [ctypes.c_int64] * 8 + [ctypes.c_void_p] * 2
+                    fn.restype = None
+                    self.fns[name][dtype] = fn
 
 
 def _kernels():
@@ -207,25 +362,36 @@ def applies(x_shape, w_shape, strides, dilations, dtype):
             and numpy.dtype(dtype).name in _DTYPES and _kernels() is not None)
 
 
+def tile_size(oh, ow):
+    """Outputs per tile side for an (oh, ow) output: 4 where its 6x6 tiles make fewer
+    transformed values (so fewer multiplies) than 2's 4x4 tiles, else 2. Fixed by the shape,
+    so a forward pass and its gradients always agree."""
+    def planes(m):
+        return -(-oh // m) * -(-ow // m) * (m + 2) ** 2
+    return 4 if MAX_TILE >= 4 and planes(4) < planes(2) else 2
+
+
 class _Tiles:
     """The tiling of (N, H, W) images for a 3x3 valid convolution, in blocks of tiles or in
     parts of whole images (``kernel_threads``)."""
 
-    def __init__(self, n, h, w, channels, dtype, kernels=None, block_bytes=None):
+    def __init__(self, n, h, w, channels, dtype, kernels=None, block_bytes=None, m=None):
         self.n, self.h, self.w, self.oh, self.ow = n, h, w, h - 2, w - 2
-        self.th, self.tw = (h - 1) // 2, (w - 1) // 2      # ceil(oh / 2), ceil(ow / 2)
+        self.m = tile_size(self.oh, self.ow) if m is None else m
+        self.planes = (self.m + 2) ** 2
+        self.th, self.tw = -(-self.oh // self.m), -(-self.ow // self.m)
         self.count = n * self.th * self.tw
         self.fns = (kernels or _kernels()).fns
         self.dtype = numpy.dtype(dtype)
         block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
-        self.block = max(1, block_bytes // (16 * channels * self.dtype.itemsize))
+        self.block = max(1, block_bytes // (self.planes * channels * self.dtype.itemsize))
 
     def parts(self):
         """Tile ranges of whole images, one per thread (tiles of one image overlap in the
         input, so two threads never add into one image)."""
         per_image = self.th * self.tw
-        return [(a * per_image, b * per_image)
-                for a, b in kernel_threads.split(self.n, -(-MIN_PART_TILES // per_image))]
+        minimum = -(-MIN_PART_PLANES // (per_image * self.planes))
+        return [(a * per_image, b * per_image) for a, b in kernel_threads.split(self.n, minimum)]
 
     def blocks(self, start, stop):
         for t0 in range(start, stop, self.block):
@@ -238,26 +404,41 @@ class _Tiles:
             size, image = (self.h, self.w), src if name == "wino_in" else dst
         else:                                       # output-side images (N, OH, OW, O)
             size, image = (self.oh, self.ow), dst if name == "wino_out" else src
-        self.fns[name][self.dtype.name](*size, image.shape[-1], self.th, self.tw, t0, count,
-                                        count if ld is None else ld,
-                                        src.ctypes.data, dst.ctypes.data)
+        self.fns[_kernel_name(name, self.m)][self.dtype.name](
+            *size, image.shape[-1], self.th, self.tw, t0, count, count if ld is None else ld,
+            src.ctypes.data, dst.ctypes.data)
         return dst
 
+    def new_block(self, count, channels):
+        return numpy.empty((self.planes, count, channels), self.dtype)
+
     def input_block(self, x, t0, count):
-        return self.run("wino_in", x, numpy.empty((16, count, x.shape[-1]), self.dtype),
-                        t0, count)
+        return self.run("wino_in", x, self.new_block(count, x.shape[-1]), t0, count)
 
     def output_grad_block(self, g, t0, count):
-        return self.run("wino_out_adj", g, numpy.empty((16, count, g.shape[-1]), self.dtype),
-                        t0, count)
+        return self.run("wino_out_adj", g, self.new_block(count, g.shape[-1]), t0, count)
+
+    def filters(self, w):
+        """``U``: (planes, C, O) = G w G^T per (C, O) pair. F(2x2, 3x3)'s G (halves) is exact
+        in w's dtype; F(4x4, 3x3)'s (sixths) is applied in float64 and rounded once."""
+        g = _G[self.m]
+        work = w.dtype if self.m == 2 else numpy.float64
+        u = _sandwich(g.astype(work), w.astype(work, copy=False), g.astype(work))
+        return numpy.ascontiguousarray(u.reshape(self.planes, *w.shape[2:]), dtype=w.dtype)
+
+    def filters_adjoint(self, du, dtype):
+        """G^T dU G per (C, O) pair: the filter gradient from dU (planes, C, O)."""
+        t = self.m + 2
+        g = _G[self.m]
+        return _sandwich(g.T, du.reshape(t, t, *du.shape[1:]), g.T).astype(dtype)
 
 
 def transform_input(x):
-    """``V``: (16, tiles, C) of images ``x`` (N, H, W, C), for ``conv`` and ``filter_grad``
-    to share."""
+    """``V``: (planes, tiles, C) of images ``x`` (N, H, W, C), for ``conv`` and
+    ``filter_grad`` to share."""
     x = numpy.ascontiguousarray(x)
     tiles = _Tiles(*x.shape, x.dtype)
-    v = numpy.empty((16, tiles.count, x.shape[-1]), x.dtype)
+    v = tiles.new_block(tiles.count, x.shape[-1])
 
     def part(start, stop):   # planes of the whole array: tiles.count rows apart
         tiles.run("wino_in", x, v[:, start:], start, stop - start, ld=tiles.count)
@@ -272,12 +453,6 @@ def _sandwich(left, a, right):
     return numpy.moveaxis(numpy.tensordot(rows, right, axes=(1, 1)), -1, 1)   # (A, B, C, O)
 
 
-def _filters(w):
-    """``U``: (16, C, O) = G w G^T per (C, O) pair."""
-    u = _sandwich(_G.astype(w.dtype), w, _G.astype(w.dtype))
-    return numpy.ascontiguousarray(u.reshape(16, *w.shape[2:]))
-
-
 # The products run a block of tiles at a time (its transforms stay in cache), each thread
 # taking the blocks of its own images.
 
@@ -288,7 +463,7 @@ def conv(x, w, v=None):
     n, h, wd, c = x.shape
     o = w.shape[3]
     tiles = _Tiles(n, h, wd, max(c, o), x.dtype)
-    u = _filters(w)
+    u = tiles.filters(w)
     y = numpy.empty((n, h - 2, wd - 2, o), x.dtype)
 
     def part(start, stop):
@@ -305,7 +480,7 @@ def input_grad(g, w, size):
     g = numpy.ascontiguousarray(g)
     n, o, c = g.shape[0], g.shape[-1], w.shape[2]
     tiles = _Tiles(n, *size, max(c, o), g.dtype)
-    ut = numpy.ascontiguousarray(_filters(w).transpose(0, 2, 1))
+    ut = numpy.ascontiguousarray(tiles.filters(w).transpose(0, 2, 1))
     dx = numpy.zeros((n,) + tuple(size) + (c,), g.dtype)
 
     def part(start, stop):
@@ -324,7 +499,7 @@ def filter_grad(x, g, v=None):
     c, o = x.shape[-1], g.shape[-1]
     tiles = _Tiles(*x.shape[:3], max(c, o), g.dtype)
     parts = tiles.parts()
-    sums = {start: numpy.zeros((16, c, o), g.dtype) for start, _ in parts}
+    sums = {start: numpy.zeros((tiles.planes, c, o), g.dtype) for start, _ in parts}
 
     def part(start, stop):
         du = sums[start]
@@ -334,36 +509,40 @@ def filter_grad(x, g, v=None):
 
     kernel_threads.run(part, parts, uses_blas=True)
     du = sum(sums[start] for start, _ in parts)    # a fixed order: deterministic
-    return _sandwich(_G.T, du.reshape(4, 4, c, o), _G.T).astype(g.dtype)
+    return tiles.filters_adjoint(du, g.dtype)
 
 
 def matches_direct(kernels):
-    """The forward and both gradients against a direct convolution in float64, over several
-    blocks of tiles and both odd and even output sizes (a start-up check: a miscompiled
-    transform must never train a model)."""
+    """The forward and both gradients of both tile sizes against a direct convolution in
+    float64, over several blocks of tiles and both odd and even output sizes (a start-up
+    check: a miscompiled transform must never train a model)."""
     rng = numpy.random.default_rng(0)
-    x = rng.standard_normal((2, 7, 6, 9))
+    x = rng.standard_normal((2, 11, 8, 9))
     w = rng.standard_normal((3, 3, 9, 8))
-    g = rng.standard_normal((2, 5, 4, 8))
-    direct = numpy.zeros((2, 5, 4, 8))
+    g = rng.standard_normal((2, 9, 6, 8))
+    direct = numpy.zeros((2, 9, 6, 8))
     dx = numpy.zeros_like(x)
     for i in range(3):
         for j in range(3):
-            direct += x[:, i:i + 5, j:j + 4] @ w[i, j]
-            dx[:, i:i + 5, j:j + 4] += g @ w[i, j].T
-    dw = numpy.stack([numpy.stack([numpy.einsum("nhwc,nhwo->co", x[:, i:i + 5, j:j + 4], g)
+            direct += x[:, i:i + 9, j:j + 6] @ w[i, j]
+            dx[:, i:i + 9, j:j + 6] += g @ w[i, j].T
+    dw = numpy.stack([numpy.stack([numpy.einsum("nhwc,nhwo->co", x[:, i:i + 9, j:j + 6], g)
                                    for j in range(3)]) for i in range(3)])
-    tiles = _Tiles(2, 7, 6, 9, numpy.float64, kernels, block_bytes=5 * 16 * 9 * 8)
-    u = _filters(w)                                     # blocks of 5 of the 12 tiles
-    y = numpy.empty_like(direct)
-    got_dx = numpy.zeros_like(x)
-    du = numpy.zeros((16, 9, 8))
-    for t0, count in tiles.blocks(0, tiles.count):
-        vb = tiles.input_block(x, t0, count)
-        tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
-        dm = tiles.output_grad_block(g, t0, count)
-        tiles.run("wino_in_adj", numpy.matmul(dm, u.transpose(0, 2, 1)), got_dx, t0, count)
-        du += numpy.matmul(vb.transpose(0, 2, 1), dm)
-    got_dw = _sandwich(_G.T, du.reshape(4, 4, 9, 8), _G.T)       # filter_grad's own step
-    return all(numpy.allclose(a, b, rtol=1e-12, atol=1e-12)
-               for a, b in [(y, direct), (got_dx, dx), (got_dw, dw)])
+    for m in (2, 4):
+        tiles = _Tiles(2, 11, 8, 9, numpy.float64, kernels, m=m)
+        tiles.block = 5                                  # several blocks, one part-filled
+        u = tiles.filters(w)
+        y = numpy.empty_like(direct)
+        got_dx = numpy.zeros_like(x)
+        du = numpy.zeros((tiles.planes, 9, 8))
+        for t0, count in tiles.blocks(0, tiles.count):
+            vb = tiles.input_block(x, t0, count)
+            tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
+            dm = tiles.output_grad_block(g, t0, count)
+            tiles.run("wino_in_adj", numpy.matmul(dm, u.transpose(0, 2, 1)), got_dx, t0, count)
+            du += numpy.matmul(vb.transpose(0, 2, 1), dm)
+        got_dw = tiles.filters_adjoint(du, numpy.float64)
+        if not all(numpy.allclose(a, b, rtol=1e-11, atol=1e-11)
+                   for a, b in [(y, direct), (got_dx, dx), (got_dw, dw)]):
+            return False
+    return True

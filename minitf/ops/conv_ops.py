@@ -1,8 +1,8 @@
 """2-D convolution and pooling (NHWC).
 
 ``conv2d`` = pad (SAME: TF's split, the odd pixel at the end) -> ``conv2d_valid``, which runs
-Winograd's F(2x2, 3x3) where it applies (``minitf.winograd``: 3x3, stride 1, 8+ channels, the
-native kernels loaded), a direct kernel for 3x3 filters over one-channel images
+Winograd's F(2x2, 3x3) or F(4x4, 3x3) where it applies (``minitf.winograd``: 3x3, stride 1,
+8+ channels, the native kernels loaded), a direct kernel for 3x3 filters over one-channel images
 (``minitf.direct_conv``), and otherwise ``extract_patches`` (sliding windows,
 ``(N, OH, OW, KH, KW, C)``) -> one matmul with the filters as a ``(KH*KW*C, O)`` matrix. The
 patches' gradient (col2im) adds each window back. Pools reduce the same patches over the window

@@ -412,11 +412,21 @@ class _Tiles:
     def new_block(self, count, channels):
         return numpy.empty((self.planes, count, channels), self.dtype)
 
-    def input_block(self, x, t0, count):
-        return self.run("wino_in", x, self.new_block(count, x.shape[-1]), t0, count)
+    def scratch(self, channels):
+        """A block's transforms (planes, block, channels), reused block after block by one
+        part: a few buffers per call instead of a few per block (less to allocate, and less
+        for the allocator's per-thread arenas to hold)."""
+        return self.new_block(self.block, channels)
 
-    def output_grad_block(self, g, t0, count):
-        return self.run("wino_out_adj", g, self.new_block(count, g.shape[-1]), t0, count)
+    def input_block(self, x, t0, count, out):
+        """V of tiles ``t0 .. t0 + count - 1``, written into ``out`` (a ``scratch``)."""
+        self.run("wino_in", x, out, t0, count, ld=self.block)
+        return out[:, :count]
+
+    def output_grad_block(self, g, t0, count, out):
+        """A e A^T of the output gradient's tiles, written into ``out`` (a ``scratch``)."""
+        self.run("wino_out_adj", g, out, t0, count, ld=self.block)
+        return out[:, :count]
 
     def filters(self, w):
         """``U``: (planes, C, O) = G w G^T per (C, O) pair. F(2x2, 3x3)'s G (halves) is exact
@@ -467,9 +477,11 @@ def conv(x, w, v=None):
     y = numpy.empty((n, h - 2, wd - 2, o), x.dtype)
 
     def part(start, stop):
+        vbuf, mbuf = tiles.scratch(c) if v is None else None, tiles.scratch(o)
         for t0, count in tiles.blocks(start, stop):
-            vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
-            tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
+            vb = tiles.input_block(x, t0, count, vbuf) if v is None else v[:, t0:t0 + count]
+            numpy.matmul(vb, u, out=mbuf[:, :count])
+            tiles.run("wino_out", mbuf, y, t0, count, ld=tiles.block)
 
     kernel_threads.run(part, tiles.parts(), uses_blas=True)
     return y
@@ -484,9 +496,11 @@ def input_grad(g, w, size):
     dx = numpy.zeros((n,) + tuple(size) + (c,), g.dtype)
 
     def part(start, stop):
+        dmbuf, dvbuf = tiles.scratch(o), tiles.scratch(c)
         for t0, count in tiles.blocks(start, stop):
-            dv = numpy.matmul(tiles.output_grad_block(g, t0, count), ut)
-            tiles.run("wino_in_adj", dv, dx, t0, count)
+            numpy.matmul(tiles.output_grad_block(g, t0, count, dmbuf), ut,
+                         out=dvbuf[:, :count])
+            tiles.run("wino_in_adj", dvbuf, dx, t0, count, ld=tiles.block)
 
     kernel_threads.run(part, tiles.parts(), uses_blas=True)
     return dx
@@ -503,9 +517,12 @@ def filter_grad(x, g, v=None):
 
     def part(start, stop):
         du = sums[start]
+        vbuf, dmbuf = tiles.scratch(c) if v is None else None, tiles.scratch(o)
+        product = numpy.empty_like(du)
         for t0, count in tiles.blocks(start, stop):
-            vb = tiles.input_block(x, t0, count) if v is None else v[:, t0:t0 + count]
-            du += numpy.matmul(vb.transpose(0, 2, 1), tiles.output_grad_block(g, t0, count))
+            vb = tiles.input_block(x, t0, count, vbuf) if v is None else v[:, t0:t0 + count]
+            du += numpy.matmul(vb.transpose(0, 2, 1),
+                               tiles.output_grad_block(g, t0, count, dmbuf), out=product)
 
     kernel_threads.run(part, parts, uses_blas=True)
     du = sum(sums[start] for start, _ in parts)    # a fixed order: deterministic
@@ -535,10 +552,11 @@ def matches_direct(kernels):
         y = numpy.empty_like(direct)
         got_dx = numpy.zeros_like(x)
         du = numpy.zeros((tiles.planes, 9, 8))
+        vbuf, dmbuf = tiles.scratch(9), tiles.scratch(8)
         for t0, count in tiles.blocks(0, tiles.count):
-            vb = tiles.input_block(x, t0, count)
+            vb = tiles.input_block(x, t0, count, vbuf)
             tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
-            dm = tiles.output_grad_block(g, t0, count)
+            dm = tiles.output_grad_block(g, t0, count, dmbuf)
             tiles.run("wino_in_adj", numpy.matmul(dm, u.transpose(0, 2, 1)), got_dx, t0, count)
             du += numpy.matmul(vb.transpose(0, 2, 1), dm)
         got_dw = tiles.filters_adjoint(du, numpy.float64)

@@ -38,11 +38,16 @@ class DerivedCache:
 
     def put(self, x, key, value):
         try:
-            ref = weakref.ref(x)
+            ref = weakref.ref(x, self._forget)
         except TypeError:   # an array type without weak references: no caching
             return
         self._entries = [e for e in self._entries if e[0]() is not None][-(self.size - 1):]
         self._entries.append((ref, key, value))
+
+    def _forget(self, ref):
+        # x died: free what was derived from it now, not at the next put (a traced step's
+        # next derivation would otherwise be allocated while the last step's is still held).
+        self._entries = [e for e in self._entries if e[0] is not ref]
 
 
 derived = DerivedCache()

@@ -52,3 +52,27 @@ def test_pool_and_conv_gradients_of_activations_match_the_uncached_path():
         conv_ops._derived.put = saved_put
     for a, b in zip(cached, uncached):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_derived_array_is_freed_when_its_input_dies():
+    """Not at the next ``put``: a traced step would otherwise allocate its next derivation
+    while the last step's is still held (two copies of a layer's Winograd transform)."""
+    import gc
+    import weakref
+    from minitf.ops.derived import DerivedCache
+    gc.disable()                                   # freed by reference counts alone
+    try:
+        cache = DerivedCache()
+        x, kept = np.zeros(4), np.ones(3)
+        value, kept_value = np.arange(5.0), np.arange(6.0)
+        cache.put(x, "key", value)
+        cache.put(kept, "key", kept_value)
+        value_ref = weakref.ref(value)
+        del value
+        assert cache.get(x, "key") is value_ref()
+        del x
+        assert value_ref() is None
+        assert cache.get(kept, "key") is kept_value  # the other entry stays
+        assert cache.take(kept, "key") is kept_value and cache.get(kept, "key") is None
+    finally:
+        gc.enable()

@@ -226,7 +226,8 @@ def _direct_conv(x, w):
 
 
 @pytest.mark.parametrize("shape,filters", [((3, 9, 8, 8), 8), ((2, 6, 11, 12), 17),
-                                           ((1, 3, 3, 40), 9), ((5, 16, 16, 32), 64)])
+                                           ((1, 3, 3, 40), 9), ((2, 11, 10, 40), 9),
+                                           ((5, 16, 16, 32), 64)])
 @pytest.mark.parametrize("block_bytes", [4096, 1 << 20])
 @pytest.mark.parametrize("max_tile", [2, 4])
 def test_winograd_convolution_and_gradients_match_a_direct_convolution(shape, filters,

@@ -24,8 +24,9 @@ against 13.7, input gradient 7.8 against 11.6, filter gradient 7.6 against 13.4.
 Rounding: m = 2 differs from a direct convolution by a few ulps of the inputs' magnitude (its
 transforms add at most 4 terms; ``G`` has halves, exact in binary). m = 4's transforms scale
 by up to 8 and its ``G`` has sixths: in float32 its error is about ten times a direct
-convolution's (relative rms 1e-6 against 1e-7 for the output and both gradients), the usual
-price of F(4x4, 3x3) (cuDNN's too). ``MINITF_WINOGRAD_TILE=2`` keeps every layer on m = 2.
+convolution's (relative rms 1e-6 against 1e-7 for the output and both gradients), the known
+price of F(4x4, 3x3)'s larger transforms. ``MINITF_WINOGRAD_TILE=2`` keeps every layer on
+m = 2.
 """
 import ctypes
 import os
@@ -375,7 +376,7 @@ class _Tiles:
     """The tiling of (N, H, W) images for a 3x3 valid convolution, in blocks of tiles or in
     parts of whole images (``kernel_threads``)."""
 
-    def __init__(self, n, h, w, channels, dtype, kernels=None, block_bytes=None, m=None):
+    def __init__(self, n, h, w, channels, dtype, kernels=None, m=None):
         self.n, self.h, self.w, self.oh, self.ow = n, h, w, h - 2, w - 2
         self.m = tile_size(self.oh, self.ow) if m is None else m
         self.planes = (self.m + 2) ** 2
@@ -383,8 +384,7 @@ class _Tiles:
         self.count = n * self.th * self.tw
         self.fns = (kernels or _kernels()).fns
         self.dtype = numpy.dtype(dtype)
-        block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
-        self.block = max(1, block_bytes // (self.planes * channels * self.dtype.itemsize))
+        self.block = max(1, BLOCK_BYTES // (self.planes * channels * self.dtype.itemsize))
 
     def parts(self):
         """Tile ranges of whole images, one per thread (tiles of one image overlap in the

@@ -48,6 +48,16 @@ SOURCE = r"""
     int64_t b = t / (th * tw), ty = t / tw % th, tx = t % tw, u = t - t0;                \
     int64_t cb = c - c0 < WB ? c - c0 : WB;
 #define PLANE(base, k) ((base) + ((int64_t)(k) * ld + u) * c + c0)
+/* tile[i][j][0..cb) = images[b, y0 + i, x0 + j, c0..] for i, j < n, zeros past (H, W). */
+#define LOAD_TILE(tile, n, images, H, W, y0, x0)                                          \
+    for (int i = 0; i < (n); i++)                                                        \
+    for (int j = 0; j < (n); j++) {                                                      \
+        int64_t yy = (y0) + i, xx = (x0) + j, at = ((b * (H) + yy) * (W) + xx) * c + c0; \
+        if (yy < (H) && xx < (W))                                                        \
+            for (int64_t k = 0; k < cb; k++) tile[i][j][k] = (images)[at + k];          \
+        else                                                                             \
+            for (int64_t k = 0; k < cb; k++) tile[i][j][k] = 0;                          \
+    }
 
 #define WINOGRAD(NAME, T)                                                                \
 /* v = B^T d B of each input tile d (zeros past the image). */                           \
@@ -56,16 +66,7 @@ void NAME##_wino_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T d[4][4][WB], r[4][4][WB];                                                      \
-        for (int i = 0; i < 4; i++)                                                      \
-        for (int j = 0; j < 4; j++) {                                                    \
-            int64_t y = 2 * ty + i, xx = 2 * tx + j;                                     \
-            if (y < h && xx < w) {                                                       \
-                const T *src = x + ((b * h + y) * w + xx) * c + c0;                      \
-                for (int64_t k = 0; k < cb; k++) d[i][j][k] = src[k];                    \
-            } else {                                                                     \
-                for (int64_t k = 0; k < cb; k++) d[i][j][k] = 0;                         \
-            }                                                                            \
-        }                                                                                \
+        LOAD_TILE(d, 4, x, h, w, 2 * ty, 2 * tx);                                        \
         for (int j = 0; j < 4; j++)                                                      \
         for (int64_t k = 0; k < cb; k++) {                                               \
             r[0][j][k] = d[0][j][k] - d[2][j][k];                                        \
@@ -117,16 +118,7 @@ void NAME##_wino_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t 
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T e[2][2][WB], p[4][2][WB];                                                      \
-        for (int i = 0; i < 2; i++)                                                      \
-        for (int j = 0; j < 2; j++) {                                                    \
-            int64_t yy = 2 * ty + i, xx = 2 * tx + j;                                    \
-            if (yy < oh && xx < ow) {                                                    \
-                const T *src = dy + ((b * oh + yy) * ow + xx) * c + c0;                  \
-                for (int64_t k = 0; k < cb; k++) e[i][j][k] = src[k];                    \
-            } else {                                                                     \
-                for (int64_t k = 0; k < cb; k++) e[i][j][k] = 0;                         \
-            }                                                                            \
-        }                                                                                \
+        LOAD_TILE(e, 2, dy, oh, ow, 2 * ty, 2 * tx);                                     \
         for (int j = 0; j < 2; j++)                                                      \
         for (int64_t k = 0; k < cb; k++) {                                               \
             p[0][j][k] = e[0][j][k];                                                     \
@@ -219,16 +211,7 @@ void NAME##_wino4_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, in
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T d[6][6][WB], r[6][6][WB];                                                      \
-        for (int i = 0; i < 6; i++)                                                      \
-        for (int j = 0; j < 6; j++) {                                                    \
-            int64_t y = 4 * ty + i, xx = 4 * tx + j;                                     \
-            if (y < h && xx < w) {                                                       \
-                const T *src = x + ((b * h + y) * w + xx) * c + c0;                      \
-                for (int64_t k = 0; k < cb; k++) d[i][j][k] = src[k];                    \
-            } else {                                                                     \
-                for (int64_t k = 0; k < cb; k++) d[i][j][k] = 0;                         \
-            }                                                                            \
-        }                                                                                \
+        LOAD_TILE(d, 6, x, h, w, 4 * ty, 4 * tx);                                        \
         for (int j = 0; j < 6; j++)                                                      \
         for (int64_t k = 0; k < cb; k++)                                                 \
             APPLY(W4_BT, SIX(r, [j][k]), SIX(d, [j][k]));                                \
@@ -269,16 +252,7 @@ void NAME##_wino4_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T e[4][4][WB], p[6][4][WB];                                                      \
-        for (int i = 0; i < 4; i++)                                                      \
-        for (int j = 0; j < 4; j++) {                                                    \
-            int64_t yy = 4 * ty + i, xx = 4 * tx + j;                                    \
-            if (yy < oh && xx < ow) {                                                    \
-                const T *src = dy + ((b * oh + yy) * ow + xx) * c + c0;                  \
-                for (int64_t k = 0; k < cb; k++) e[i][j][k] = src[k];                    \
-            } else {                                                                     \
-                for (int64_t k = 0; k < cb; k++) e[i][j][k] = 0;                         \
-            }                                                                            \
-        }                                                                                \
+        LOAD_TILE(e, 4, dy, oh, ow, 4 * ty, 4 * tx);                                     \
         for (int j = 0; j < 4; j++)                                                      \
         for (int64_t k = 0; k < cb; k++)                                                 \
             APPLY(W4_A, SIX(p, [j][k]), FOUR(e, [j][k]));                                \

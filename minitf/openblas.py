@@ -44,6 +44,10 @@ _AXPBY_NAMES = {"float32": ("scipy_cblas_saxpby64_", "cblas_saxpby64_", "scipy_c
                             "cblas_daxpby")}
 _THREADS_NAMES = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
                   "scipy_openblas_get_num_threads", "openblas_get_num_threads")
+_CALLBACK_NAMES = ("scipy_openblas_set_threads_callback_function64_",
+                   "scipy_openblas_set_threads_callback_function",
+                   "openblas_set_threads_callback_function64_",
+                   "openblas_set_threads_callback_function")
 _library = None              # numpy's OpenBLAS, once found
 _get_threads = None          # its get_num_threads, once looked up (False: it has none)
 _handle = None               # (shutdown function, blas_server_avail flag) for parking
@@ -187,9 +191,20 @@ def _others_stay_out_of_blas():
 
 
 def park():
-    """Stop OpenBLAS's spinning workers if that is safe now. Returns True when none is left
-    spinning: stopped now or not running; False when they run and must be left alone (or
-    numpy's BLAS is not a pthreads OpenBLAS)."""
+    """Free the second core for a thread of minitf's own: send ``minitf.thread_pool``'s
+    spinning workers to sleep where that pool runs OpenBLAS's threads, else stop OpenBLAS's
+    spinning workers if that is safe now (``stop_workers``). Returns True when none is left
+    spinning; False when they run and must be left alone (or numpy's BLAS is not a pthreads
+    OpenBLAS)."""
+    from . import thread_pool
+    if thread_pool.active():
+        thread_pool.quiesce()
+        return True
+    return stop_workers()
+
+
+def stop_workers():
+    """Stop OpenBLAS's own workers if that is safe now (see ``park``)."""
     if not available():
         return False
     shutdown, running = _handle
@@ -200,6 +215,19 @@ def park():
             return False
         shutdown()
     return True
+
+
+def threads_callback_setter():
+    """OpenBLAS's ``openblas_set_threads_callback_function`` (0.3.27 and later), which hands
+    its parallel work to the caller's threads, or None."""
+    _search()
+    name = next((n for n in _CALLBACK_NAMES if _library is not None and hasattr(_library, n)),
+                None)
+    if name is None:
+        return None
+    fn = getattr(_library, name)
+    fn.argtypes, fn.restype = [ctypes.c_void_p], None
+    return fn
 
 
 def workers_running():

@@ -45,6 +45,18 @@ if not _BACKEND_MISSING:
     minitf.set_backend(BACKEND)
 
 
+@pytest.fixture
+def openblas_own_threads():
+    """Run a test with OpenBLAS's own worker threads in charge (``minitf.thread_pool`` out of
+    the way), as where the pool is unavailable or turned off."""
+    from minitf import native, thread_pool
+    was_active = thread_pool.active()
+    thread_pool.uninstall()
+    yield
+    if was_active:
+        thread_pool.install(native.kernels().lib)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "cupy: needs cupy and an NVIDIA GPU (skipped otherwise)")
 

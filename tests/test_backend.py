@@ -39,6 +39,7 @@ needs_openblas = pytest.mark.skipif(B.get_backend() != "numpy" or not openblas.a
 
 
 @needs_openblas
+@pytest.mark.usefixtures("openblas_own_threads")
 def test_park_stops_the_workers_and_blas_restarts_them():
     a = np.random.default_rng(2).standard_normal((256, 256)).astype(np.float32)
     expected = a @ a
@@ -53,6 +54,7 @@ def test_park_stops_the_workers_and_blas_restarts_them():
 
 
 @needs_openblas
+@pytest.mark.usefixtures("openblas_own_threads")
 def test_park_leaves_the_workers_alone_while_another_thread_lives():
     a = np.ones((256, 256), np.float32)
     a @ a
@@ -78,6 +80,7 @@ def test_park_leaves_the_workers_alone_while_another_thread_lives():
 
 
 @needs_openblas
+@pytest.mark.usefixtures("openblas_own_threads")
 def test_park_waits_for_a_declared_thread_to_leave_its_blas_block():
     a = np.ones((256, 256), np.float32)
     inside, leave, done = threading.Event(), threading.Event(), threading.Event()
@@ -143,6 +146,7 @@ def test_axpby_on_strided_arrays_and_with_scratch():
 
 
 @needs_openblas
+@pytest.mark.usefixtures("openblas_own_threads")
 def test_park_goes_ahead_beside_tqdms_monitor_thread():
     import io
     import time
@@ -157,6 +161,7 @@ def test_park_goes_ahead_beside_tqdms_monitor_thread():
 
 
 @needs_openblas
+@pytest.mark.usefixtures("openblas_own_threads")
 def test_park_goes_ahead_beside_tensorboardx_writer_threads(tmp_path):
     tensorboardX = pytest.importorskip("tensorboardX")
     writer = tensorboardX.SummaryWriter(str(tmp_path), flush_secs=30)
@@ -173,6 +178,7 @@ def test_park_goes_ahead_beside_tensorboardx_writer_threads(tmp_path):
 
 
 @needs_openblas
+@pytest.mark.usefixtures("openblas_own_threads")
 def test_kernel_parts_run_on_the_calling_thread_while_the_workers_cannot_be_parked(monkeypatch):
     from minitf import kernel_threads
     if (openblas.threads() or 1) < 2:

@@ -541,6 +541,7 @@ def test_two_thread_split_is_bit_identical(make, monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.usefixtures("openblas_own_threads")
 def test_automatic_split_matches_one_thread_with_and_without_parking(monkeypatch):
     """``parallel = None`` (the default) splits a large update over two threads where OpenBLAS's
     workers can be parked, and stays on one thread while a foreign thread might be inside BLAS;

@@ -6,7 +6,7 @@ import operator
 import os
 
 from ... import backend as B
-from ... import openblas
+from ... import openblas, thread_pool
 from ..._state import state
 from ...tensor import Variable
 
@@ -159,9 +159,12 @@ class Plan:
         self.version = opt._version
         self.parallel = opt.parallel
         total = sum(e.w.size for e in entries)
-        least = _PARALLEL_MIN_FUSED if opt._fuses() else _PARALLEL_MIN
+        fuses = opt._fuses()
+        least = _PARALLEL_MIN_FUSED if fuses else _PARALLEL_MIN
+        # With minitf's thread pool the fused native update splits over it by itself.
         threaded = (wants_threads(opt) and B.get_backend() == "numpy" and total >= least
-                    and (os.cpu_count() or 1) > 1)
+                    and (os.cpu_count() or 1) > 1
+                    and not (fuses and opt.parallel is None and thread_pool.active()))
         chunks = []     # (size, dtype, builder(scratch) -> chunk)
         arena_chunks = []
         split = set()

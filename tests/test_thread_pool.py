@@ -1,0 +1,113 @@
+"""minitf's thread pool as OpenBLAS's threading backend, and the Adam update split over it."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import minitf  # noqa: F401  (selects the backend)
+from minitf import backend as B
+from minitf import kernel_threads, native, openblas, thread_pool
+
+pytestmark = pytest.mark.skipif(
+    B.get_backend() != "numpy" or native.kernels() is None or not thread_pool.active(),
+    reason="minitf's thread pool runs OpenBLAS's threads only on numpy with the native kernels "
+           "and a pthreads OpenBLAS that takes a threading callback")
+
+needs_two_threads = pytest.mark.skipif((openblas.threads() or 1) < 2,
+                                       reason="OpenBLAS runs one thread here")
+
+
+def _operands(seed, m=384, k=300, n=257):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((m, k)).astype(np.float32),
+            rng.standard_normal((k, n)).astype(np.float32))
+
+
+@needs_two_threads
+def test_products_on_the_pool_match_openblas_own_threads_bit_for_bit():
+    """The pool runs the very jobs OpenBLAS cut the product into, so the bits are the same as
+    on OpenBLAS's own threads (and close to a float64 product)."""
+    pairs = [_operands(s) for s in range(3)] + [_operands(3, 128, 784, 512)]
+    on_pool = [a @ b for a, b in pairs]
+    assert thread_pool.workers() >= 1          # the products were split over the pool
+    thread_pool.uninstall()
+    try:
+        assert not thread_pool.active()
+        on_own_threads = [a @ b for a, b in pairs]
+    finally:
+        thread_pool.install(native.kernels().lib)
+    assert thread_pool.active()
+    for (a, b), x, y in zip(pairs, on_pool, on_own_threads):
+        np.testing.assert_array_equal(x, y)
+        np.testing.assert_allclose(x, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_products_from_several_threads_at_once():
+    """Callers on several threads take turns on the pool; every result is right."""
+    pairs = [_operands(10 + s) for s in range(4)]
+    expected = [a.astype(np.float64) @ b for a, b in pairs]
+    results = [[] for _ in pairs]
+
+    def work(k):
+        a, b = pairs[k]
+        for _ in range(20):
+            results[k].append(a @ b)
+
+    threads = [threading.Thread(target=work, args=(k,), name=f"user-{k}")
+               for k in range(len(pairs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, want in enumerate(expected):
+        assert len(results[k]) == 20
+        for got in results[k]:
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+            np.testing.assert_array_equal(got, results[k][0])
+
+
+def test_quiesce_then_products_still_run():
+    a, b = _operands(20)
+    want = a @ b
+    for _ in range(3):
+        thread_pool.quiesce()          # workers asleep: the next product wakes them
+        np.testing.assert_array_equal(a @ b, want)
+    assert openblas.park() is True     # with the pool, parking only sends its workers to sleep
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_workers():
+    a, b = _operands(30)
+    want = a @ b
+    pid = os.fork()
+    if pid == 0:   # the child: the parent's workers do not exist here
+        try:
+            ok = np.array_equal(a @ b, want) and np.array_equal(a @ b, want)
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+@needs_two_threads
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [native.ADAM_MIN_PART * 2, native.ADAM_MIN_PART * 5 + 7])
+def test_adam_split_over_the_pool_gives_the_ufunc_bits(dtype, n):
+    """``native.adam`` splits a large update over the pool: element by element the same
+    arithmetic as the numpy ufunc path, so the same bits."""
+    assert min(kernel_threads.count(), n // native.ADAM_MIN_PART) >= 2   # it does split
+    rng = np.random.default_rng(4)
+    g, m, w = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    v = np.abs(rng.standard_normal(n)).astype(dtype)
+    g[::1001] = np.nan
+    v[::997] = 0.0
+    scalars = (0.9, 0.1, 0.999, 0.001, 1e-7, -1e-3, 0.996)
+    want = [a.copy() for a in (g, m, v, w)]
+    with np.errstate(all="ignore"):
+        native.adam_ufuncs(*want, np.empty(n, dtype), *scalars)
+        got_g, got_m, got_v, got_w = (a.copy() for a in (g, m, v, w))
+        b1, c1, b2, c2, eps, scale, decay = scalars
+        assert native.adam(got_w, got_g, got_m, got_v, b1, c1, b2, c2, eps, scale, decay)
+    for got, ref in zip((got_m, got_v, got_w), want[1:]):
+        assert np.array_equal(got.view(f"u{got.itemsize}"), ref.view(f"u{ref.itemsize}"))

@@ -21,6 +21,7 @@ import numpy
 
 from . import openblas
 
+_OFF = os.environ.get("MINITF_KERNEL_THREADS", "1") == "0"
 _pool = None
 _pool_lock = threading.Lock()
 
@@ -28,7 +29,7 @@ _pool_lock = threading.Lock()
 def count():
     """How many threads kernels split over: OpenBLAS's thread count (1 where it is unknown,
     or with ``MINITF_KERNEL_THREADS=0``)."""
-    if os.environ.get("MINITF_KERNEL_THREADS", "1") == "0":
+    if _OFF:
         return 1
     blas = openblas.threads()
     return max(1, blas) if blas is not None else 1

@@ -170,9 +170,10 @@ def _build(compiler, path):
 
 
 class Kernels:
-    """The compiled functions, by dtype name."""
+    """The compiled functions, by dtype name and by numpy dtype (see ``native_nn.Kernels``)."""
 
     def __init__(self, lib):
+        import numpy
         self.lib = lib
         self.adam = {}
         self.adam_split = {}
@@ -181,16 +182,16 @@ class Kernels:
             fn = getattr(lib, f"adam_{dtype}")
             fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 4 + [scalar] * 7
             fn.restype = None
-            self.adam[dtype] = fn
+            self.adam[dtype] = self.adam[numpy.dtype(dtype)] = fn
             fn = getattr(lib, f"adam_{dtype}_split")
             fn.argtypes = [ctypes.c_int, ctypes.c_int64] + [ctypes.c_void_p] * 4 + [scalar] * 7
             fn.restype = None
-            self.adam_split[dtype] = fn
+            self.adam_split[dtype] = self.adam_split[numpy.dtype(dtype)] = fn
             fn = getattr(lib, f"adam_{dtype}_many")
             fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [scalar] * 6 + [
                 ctypes.c_void_p]
             fn.restype = None
-            self.adam_many[dtype] = fn
+            self.adam_many[dtype] = self.adam_many[numpy.dtype(dtype)] = fn
         self.nn = native_nn.Kernels(lib)
         self.winograd = winograd.Kernels(lib)
         self.direct_conv = direct_conv.Kernels(lib)
@@ -268,7 +269,7 @@ def adam(w, g, m, v, b1, c1, b2, c2, eps, scale, decay):
             and v.flags.c_contiguous and w.flags.writeable):
         return False
     compiled = kernels()
-    fn = compiled.adam.get(w.dtype.name) if compiled is not None else None
+    fn = compiled.adam.get(w.dtype) if compiled is not None else None
     if fn is None:
         return False
     starts = [a.ctypes.data for a in (w, g, m, v)]
@@ -277,7 +278,7 @@ def adam(w, g, m, v, b1, c1, b2, c2, eps, scale, decay):
         return False   # overlapping arrays: the C loop assumes they do not alias
     parts = min(kernel_threads.count(), w.size // ADAM_MIN_PART) if thread_pool.active() else 1
     if parts > 1:
-        compiled.adam_split[w.dtype.name](parts, w.size, *starts, b1, c1, b2, c2, eps, scale,
+        compiled.adam_split[w.dtype](parts, w.size, *starts, b1, c1, b2, c2, eps, scale,
                                           decay)
     else:
         fn(w.size, *starts, b1, c1, b2, c2, eps, scale, decay)

@@ -247,7 +247,8 @@ _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 4,
 
 
 class Kernels:
-    """The compiled NN functions, as ``fns[name][dtype name]``."""
+    """The compiled NN functions, as ``fns[name][dtype]``: by dtype name, and by numpy dtype
+    (reading ``ndarray.dtype.name`` costs 2 us, a dict lookup of the dtype 0.05 us)."""
 
     def __init__(self, lib):
         self.fns = {}
@@ -257,7 +258,7 @@ class Kernels:
                 fn = getattr(lib, f"nn_{dtype}_{name}")
                 fn.argtypes = argtypes
                 fn.restype = None
-                self.fns[name][dtype] = fn
+                self.fns[name][dtype] = self.fns[name][numpy.dtype(dtype)] = fn
 
 
 PAYS_FROM = 1 << 14   # elements: below, a numpy ufunc's call costs less than this module's
@@ -277,14 +278,12 @@ def available():
 def _fn(name, *arrays):
     """The kernel for these numpy arrays (one float dtype, C-contiguous), or None."""
     from . import native
-    first = arrays[0]
+    dtype = arrays[0].dtype
     for a in arrays:
-        if type(a) is not numpy.ndarray or a.dtype != first.dtype or not a.flags.c_contiguous:
+        if type(a) is not numpy.ndarray or a.dtype != dtype or not a.flags.c_contiguous:
             return None
-    if first.dtype.name not in _DTYPES:
-        return None
     family = native.family("nn")
-    return None if family is None else family.fns[name][first.dtype.name]
+    return None if family is None else family.fns[name].get(dtype)
 
 
 def _output(out, like, shape=None):
@@ -303,6 +302,9 @@ MIN_PART = 1 << 17    # elements per thread at least: fewer do not pay for the h
 def _split(rows, row_size, body):
     """``body(part, start, stop)`` over ``rows`` rows of ``row_size`` elements, split over
     ``kernel_threads``; returns the number of parts."""
+    if rows * row_size < 2 * MIN_PART:   # one part (a 128x512 layer's activations)
+        body(0, 0, rows)
+        return 1
     return kernel_threads.run_numbered(
         body, kernel_threads.split(rows, -(-MIN_PART // max(row_size, 1))))
 

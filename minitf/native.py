@@ -60,8 +60,8 @@ void NAME(int64_t n, T *w, const T *g, T *m, T *v,                              
           T b1, T c1, T b2, T c2, T eps, T scale, T decay) {                             \
     NAME##_one(n, w, g, m, v, b1, c1, b2, c2, eps, scale, decay);                        \
 }                                                                                        \
-struct NAME##_task { int64_t n; T *w; const T *g; T *m, *v; T b1, c1, b2, c2, eps, scale, decay;   \
-                     int parts; };                                                       \
+struct NAME##_task { int64_t n; T *w; const T *g; T *m, *v;                             \
+                     T b1, c1, b2, c2, eps, scale, decay; int parts; };                  \
 static void NAME##_part(void *arg, int k) {                                              \
     struct NAME##_task *t = arg;                                                         \
     int64_t lo, hi;                                                                      \
@@ -84,8 +84,10 @@ void NAME##_many(int64_t count, const int64_t *sizes, T *const *w, const T *cons
 ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
-_SOURCE = thread_pool.SOURCE + _ADAM_SOURCE + native_nn.SOURCE + winograd.SOURCE + direct_conv.SOURCE
-_FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared", "-pthread"]
+_SOURCE = (thread_pool.SOURCE + _ADAM_SOURCE + native_nn.SOURCE + winograd.SOURCE
+           + direct_conv.SOURCE)
+_FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared",
+          "-pthread"]
 _ARGS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
 
 # AdamBatch copies gradients up to this size into its own buffers rather than reading their

@@ -10,17 +10,19 @@ Here OpenBLAS hands its parallel work to this pool instead (its caller-managed t
 callback, OpenBLAS 0.3.27 and later), and the native kernels (the fused Adam update) split
 over the same threads. A product and the update that follows it then take turns on the same
 workers, and nothing has to be stopped: measured here, a 784x512 weight gradient followed by
-Adam on its 401k parameters took 617 us against 727 us with the update on one thread, and the
-product alone ran as fast as on OpenBLAS's own threads.
+Adam on its 401k parameters took 610 us against 667 us with the update on one thread (826 us
+splitting it beside OpenBLAS's spinning worker), and the product alone ran as fast as on
+OpenBLAS's own threads.
 
 The C side: ``pool_run(fn, arg, parts)`` runs ``fn(arg, k)`` for every part, part 0 on the
 calling thread and the others on workers, and returns when all are done. Callers from several
-threads take turns (a mutex); a call made from inside a part (which OpenBLAS does not do) gets
-threads of its own, since the parts of one product wait for each other and cannot run one
-after another. Workers spin for ``MINITF_POOL_SPIN_US`` microseconds (default 200) after a task,
-waiting for the next, and then sleep; ``quiesce()`` sends spinning workers to sleep at once
-(minitf's Python helper threads call it before they take the second core). After ``fork`` the
-child starts with no workers and creates them on first use.
+threads take turns (a mutex); a call made from inside a part (which OpenBLAS does not do), or
+one with more parts than the pool's 255 workers, gets threads of its own, since the parts of
+one product wait for each other and cannot run one after another. Workers spin for
+``MINITF_POOL_SPIN_US`` microseconds (default 200) after a task, waiting for the next, and then
+sleep; ``quiesce()`` sends spinning workers to sleep at once (minitf's Python helper threads
+call it before they take the second core). After ``fork`` the child starts with no workers and
+creates them on first use.
 
 ``MINITF_THREAD_POOL=0`` (or ``MINITF_OPENBLAS=0``) leaves OpenBLAS's own threads in charge.
 """
@@ -79,9 +81,12 @@ static inline void pool_relax(void) {
 #endif
 }
 
+struct pool_start { int index; unsigned seen; };   /* seen: the slot's generation at creation */
+
 static void *pool_worker(void *start) {
-    int index = (int)((uintptr_t)start & 0xff);
-    unsigned seen = (unsigned)((uintptr_t)start >> 8);   /* the slot's generation at creation */
+    int index = ((struct pool_start *)start)->index;
+    unsigned seen = ((struct pool_start *)start)->seen;
+    free(start);
     struct pool_slot *slot = &pool_slots[index];
     for (;;) {
         unsigned g, hurry = atomic_load(&pool.hurry);
@@ -114,7 +119,8 @@ static void *pool_worker(void *start) {
     return NULL;
 }
 
-/* A task started from inside a part: threads of its own, joined at the end. */
+/* A task started from inside a part, or too wide for the pool: threads of its own, joined at
+   the end. */
 struct pool_spawned { pool_part_fn fn; void *arg; int part; };
 
 static void *pool_spawned_part(void *p) {
@@ -125,38 +131,41 @@ static void *pool_spawned_part(void *p) {
 }
 
 static void pool_run_spawned(pool_part_fn fn, void *arg, int parts) {
-    pthread_t threads[POOL_MAX_WORKERS];
-    struct pool_spawned spawned[POOL_MAX_WORKERS];
-    int started = 0;
+    pthread_t *threads = malloc(sizeof(pthread_t) * (size_t)parts);
+    struct pool_spawned *spawned = malloc(sizeof(struct pool_spawned) * (size_t)parts);
+    if (threads == NULL || spawned == NULL)
+        abort();   /* the parts wait for each other: running them in turn would hang */
     for (int k = 1; k < parts; k++) {
-        spawned[k - 1] = (struct pool_spawned){fn, arg, k};
-        if (pthread_create(&threads[k - 1], NULL, pool_spawned_part, &spawned[k - 1]) != 0)
-            abort();   /* the parts wait for each other: running them in turn would hang */
-        started++;
+        spawned[k] = (struct pool_spawned){fn, arg, k};
+        if (pthread_create(&threads[k], NULL, pool_spawned_part, &spawned[k]) != 0)
+            abort();
     }
     fn(arg, 0);
-    for (int k = 0; k < started; k++)
+    for (int k = 1; k < parts; k++)
         pthread_join(threads[k], NULL);
+    free(threads);
+    free(spawned);
 }
 
 void pool_run(pool_part_fn fn, void *arg, int parts) {
-    if (parts > POOL_MAX_WORKERS + 1)
-        abort();
     if (parts <= 1) {
         if (parts == 1)
             fn(arg, 0);
         return;
     }
-    if (pool_inside) {
+    if (pool_inside || parts > POOL_MAX_WORKERS + 1) {
         pool_run_spawned(fn, arg, parts);
         return;
     }
     pthread_mutex_lock(&pool.run_lock);
     while (pool.workers < parts - 1) {
         int k = pool.workers;
-        uintptr_t start = ((uintptr_t)atomic_load(&pool_slots[k].generation) << 8) | (uintptr_t)k;
+        struct pool_start *start = malloc(sizeof *start);
         pthread_t thread;
-        if (pthread_create(&thread, NULL, pool_worker, (void *)start) != 0) {
+        if (start != NULL)
+            *start = (struct pool_start){k, atomic_load(&pool_slots[k].generation)};
+        if (start == NULL || pthread_create(&thread, NULL, pool_worker, start) != 0) {
+            free(start);
             pthread_mutex_unlock(&pool.run_lock);
             pool_run_spawned(fn, arg, parts);
             return;

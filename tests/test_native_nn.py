@@ -6,6 +6,7 @@ import minitf as tf
 from minitf import backend as B
 from minitf import native, native_nn
 from minitf.ops import conv_ops, norm_ops
+from keras_step import sparse_ce_step
 
 pytestmark = pytest.mark.skipif(
     B.get_backend() != "numpy" or native.kernels() is None or native.kernels().nn is None,
@@ -371,16 +372,7 @@ def test_a_traced_step_on_the_native_kernels_matches_eager_over_changing_batches
             layers.ReLU(), layers.MaxPooling2D(2), layers.Conv2D(16, 3, activation="relu"),
             layers.Flatten(), layers.Dense(3)])
         model.build((None, 10, 10, 8))
-        opt = tf.keras.optimizers.Adam(1e-2)
-        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = loss_fn(y, model(x, training=True))
-            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                    model.trainable_variables))
-            return loss
-
+        step = sparse_ce_step(model, tf.keras.optimizers.Adam(1e-2))
         step = tf.function(step) if traced else step
         rng = np.random.default_rng(11)
         batches = [(tf.constant(rng.standard_normal((32, 10, 10, 8)).astype(np.float32)),

@@ -9,6 +9,7 @@ from minitf import backend as B
 from minitf import native_nn, plan_fusion
 from minitf.ops import conv_ops, pool_fusion_ops
 from minitf.ops.registry import RAW
+from keras_step import sparse_ce_step
 
 
 def _awkward(rng, shape, dtype):
@@ -95,17 +96,7 @@ def _cnn_step(seed):
                                  L.Conv2D(4, 3), L.ReLU(), L.MaxPooling2D(2),
                                  L.Flatten(), L.Dense(3)])
     model.build((None, 20, 20, 2))
-    opt = tf.keras.optimizers.Adam(1e-2)
-    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                model.trainable_variables))
-        return loss
-
-    return model, step
+    return model, sparse_ce_step(model, tf.keras.optimizers.Adam(1e-2))
 
 
 def _op_names(function):

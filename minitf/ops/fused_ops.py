@@ -4,7 +4,7 @@
 forward and one backward; on numpy, relu runs ``native_nn.bias_relu`` (one pass), and
 otherwise the plain ops' formulas (gradient-checked there). Dense and convolution layers use it
 where ``use_fused_layers`` says a fused kernel runs it. Sparse softmax cross-entropy takes its
-fused GPU kernel from ``nn_ops`` through ``sparse_ce_forward`` / ``sparse_ce_grad`` here.
+fused GPU kernel (loss and gradient in one launch) from ``nn_ops`` through ``sparse_ce_forward``.
 """
 import numpy
 
@@ -97,25 +97,11 @@ def bias_activation(x, bias, activation="linear"):
 
 
 # --- sparse softmax cross-entropy: the forward kernel also computes the gradient -----------------
-_ce_grad = {"logits": None, "grad": None}   # the last fused forward's logits and gradient
-
 
 def sparse_ce_fused(labels, logits):
     return _fused(logits) and logits.ndim == 2 and labels.ndim == 1
 
 
 def sparse_ce_forward(labels, logits):
-    """Per-example losses from the fused kernel, keeping its gradient for ``sparse_ce_grad``."""
-    loss, grad = cuda_kernels.softmax_cross_entropy(labels, logits)
-    _ce_grad["logits"], _ce_grad["grad"] = logits, grad
-    return loss
-
-
-def sparse_ce_grad(logits):
-    """The gradient ``softmax - onehot`` the fused forward computed for these very logits, or
-    None (another call came in between, or the forward was not fused)."""
-    if _ce_grad["logits"] is logits:
-        grad = _ce_grad["grad"]
-        _ce_grad["logits"] = _ce_grad["grad"] = None
-        return grad
-    return None
+    """Per-example losses and their gradient ``softmax - onehot`` from the fused kernel."""
+    return cuda_kernels.softmax_cross_entropy(labels, logits)

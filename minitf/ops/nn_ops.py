@@ -13,6 +13,7 @@ from .math_ops import (cast, elu, gelu, leaky_relu, log_sigmoid, relu, relu6, rs
                        softplus, square, tanh, silu, swish, softsign)
 from .reduce_ops import extreme, reduce_mean
 from . import fused_ops
+from .derived import DerivedCache
 from .registry import RAW, InvalidArgumentError, apply, defop
 from . import random_ops
 
@@ -75,35 +76,77 @@ def log_softmax(logits, axis=None, name=None):
     return apply(_log_softmax.op, (x,), {"axis": -1 if axis is None else int(axis) % x.ndim - x.ndim})
 
 
+# The forward kernel computes the gradient ``softmax - onehot`` too (as TF's kernel does: one pass
+# over the logits yields both), kept here by the logits' identity until the backward kernel
+# takes it. Both ops are registered with ``identity_cache`` so a traced step keeps that sound.
+_backprops = DerivedCache()
+_backprops.size = 2
+
+
 def _sparse_ce_forward(labels, logits):
     """Per-example -log softmax(logits)[label]; labels are integer class ids."""
     if fused_ops.sparse_ce_fused(labels, logits):   # the GPU: loss and gradient in one kernel
-        return fused_ops.sparse_ce_forward(labels, logits)
+        loss, backprop = fused_ops.sparse_ce_forward(labels, logits)
+    else:
+        xp = B.xp
+        shifted = logits - extreme(logits, -1, True, True)
+        e = xp.exp(shifted)
+        total = e.sum(axis=-1, keepdims=True)
+        rows = shifted.reshape(-1, shifted.shape[-1])
+        index = (xp.arange(rows.shape[0]), labels.reshape(-1))
+        loss = xp.log(total[..., 0]) - rows[index].reshape(total.shape[:-1])
+        backprop = e
+        backprop /= total                       # the bits of _softmax_forward
+        backprop.reshape(rows.shape)[index] -= 1   # the bits of probs - onehot
+    _backprops.put(logits, (logits.shape, id(labels)), (labels, backprop))
+    return loss
+
+
+def _sparse_ce_backprop_forward(labels, logits):
+    """``softmax(logits) - onehot(labels)``: the gradient of the per-example loss."""
+    kept = _backprops.take(logits, (logits.shape, id(labels)))
+    if kept is not None and kept[0] is labels:
+        return kept[1]
     xp = B.xp
-    shifted = logits - extreme(logits, -1, True, True)
-    lse = xp.log(xp.exp(shifted).sum(axis=-1))
-    rows = shifted.reshape(-1, shifted.shape[-1])
-    picked = rows[xp.arange(rows.shape[0]), labels.reshape(-1)].reshape(lse.shape)
-    return lse - picked
+    probs = _softmax_forward(logits)
+    rows = probs.reshape(-1, probs.shape[-1])
+    rows[xp.arange(rows.shape[0]), labels.reshape(-1)] -= 1
+    return probs
 
 
-def _sparse_ce_vjp(F, g, x, y):
+def _sparse_ce_backprop_vjp(F, g, x, y):
+    # d(softmax - onehot) = d softmax: the softmax rule with the probabilities y + onehot.
     labels, logits = x
-    fused = fused_ops.sparse_ce_grad(logits) if F is RAW else None
-    if fused is not None:
-        return None, F.expand_dims_last(g) * fused
     probs = F.softmax(logits)
-    onehot = F.one_hot_like(labels, logits)
-    return None, F.expand_dims_last(g) * (probs - onehot)
+    gp = g * probs
+    return None, gp - probs * F.reduce_sum(gp, axis=(len(gp.shape) - 1,), keepdims=True)
+
+
+def _sparse_ce_backprop_jvp(F, t, x, y):
+    probs = F.softmax(x[1])
+    tp = t[1] * probs
+    return tp - probs * F.reduce_sum(tp, axis=-1, keepdims=True)
 
 
 def _sparse_ce_samples():
     return [((numpy.array([0, 2, 1]), u(3, 4)), {})]
 
 
+_sparse_ce_backprop = defop(
+    "sparse_softmax_cross_entropy_backprop", _sparse_ce_backprop_forward, arity=2,
+    vjp=_sparse_ce_backprop_vjp, jvp=_sparse_ce_backprop_jvp, save=(0, 1),
+    samples=_sparse_ce_samples, identity_cache=True)
+
+
+def _sparse_ce_vjp(F, g, x, y):
+    labels, logits = x
+    return None, F.expand_dims_last(g) * F.sparse_softmax_cross_entropy_backprop(labels, logits)
+
+
 _sparse_ce = defop("sparse_softmax_cross_entropy_with_logits", _sparse_ce_forward, arity=2,
                    vjp=_sparse_ce_vjp, jvp="elementwise_last", save=(0, 1),
-                   type="SparseSoftmaxCrossEntropyWithLogits", samples=_sparse_ce_samples)
+                   type="SparseSoftmaxCrossEntropyWithLogits", samples=_sparse_ce_samples,
+                   identity_cache=True)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):

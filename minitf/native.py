@@ -41,7 +41,7 @@ _ADAM_SOURCE = r"""
 /* Adam on one contiguous chunk, with the ufunc path's roundings:
    m = m*b1 + g*c1;  v = v*b2 + (g*g)*c2;  w = w*decay + (m / (sqrt(v) + eps))*scale
    NAME_split runs it in `parts` parts on the thread pool, NAME_many over `count` variables of
-   one step in one call. */
+   one step in one call (in `parts` parts of their elements laid end to end). */
 #define ADAM(NAME, T, SQRT)                                                              \
 static inline void NAME##_one(int64_t n, T *restrict w, const T *restrict g,             \
                               T *restrict m, T *restrict v, T b1, T c1, T b2, T c2,      \
@@ -74,12 +74,31 @@ void NAME##_split(int parts, int64_t n, T *w, const T *g, T *m, T *v,           
     struct NAME##_task t = {n, w, g, m, v, b1, c1, b2, c2, eps, scale, decay, parts};     \
     pool_run(NAME##_part, &t, parts);                                                    \
 }                                                                                        \
-void NAME##_many(int64_t count, const int64_t *sizes, T *const *w, const T *const *g,    \
-                 T *const *m, T *const *v, T b1, T c1, T b2, T c2, T eps, T scale,       \
-                 const T *decay) {                                                       \
-    for (int64_t k = 0; k < count; k++)                                                  \
-        NAME##_one(sizes[k], w[k], g[k], m[k], v[k], b1, c1, b2, c2, eps, scale,         \
-                   decay[k]);                                                            \
+struct NAME##_many_task { int64_t count, total; const int64_t *sizes; T *const *w;      \
+                          const T *const *g; T *const *m, *const *v;                     \
+                          T b1, c1, b2, c2, eps, scale; const T *decay; int parts; };    \
+static void NAME##_many_part(void *arg, int k) {                                         \
+    /* Part k of the variables laid end to end: the pieces of those it overlaps. */      \
+    struct NAME##_many_task *t = arg;                                                    \
+    int64_t lo, hi, start = 0;                                                           \
+    pool_range(t->total, t->parts, k, &lo, &hi);                                         \
+    for (int64_t j = 0; j < t->count && start < hi; start += t->sizes[j], j++) {         \
+        int64_t a = lo > start ? lo - start : 0;                                         \
+        int64_t b = hi - start < t->sizes[j] ? hi - start : t->sizes[j];                 \
+        if (a < b)                                                                       \
+            NAME##_one(b - a, t->w[j] + a, t->g[j] + a, t->m[j] + a, t->v[j] + a,        \
+                       t->b1, t->c1, t->b2, t->c2, t->eps, t->scale, t->decay[j]);       \
+    }                                                                                    \
+}                                                                                        \
+void NAME##_many(int parts, int64_t count, const int64_t *sizes, T *const *w,            \
+                 const T *const *g, T *const *m, T *const *v, T b1, T c1, T b2, T c2,    \
+                 T eps, T scale, const T *decay) {                                       \
+    int64_t total = 0;                                                                   \
+    for (int64_t j = 0; j < count; j++)                                                  \
+        total += sizes[j];                                                               \
+    struct NAME##_many_task t = {count, total, sizes, w, g, m, v, b1, c1, b2, c2, eps,   \
+                                 scale, decay, parts};                                   \
+    pool_run(NAME##_many_part, &t, parts);                                               \
 }
 ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
@@ -190,8 +209,8 @@ class Kernels:
             fn.restype = None
             self.adam_split[dtype] = self.adam_split[numpy.dtype(dtype)] = fn
             fn = getattr(lib, f"adam_{dtype}_many")
-            fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [scalar] * 6 + [
-                ctypes.c_void_p]
+            fn.argtypes = [ctypes.c_int, ctypes.c_int64] + [ctypes.c_void_p] * 5 + [
+                scalar] * 6 + [ctypes.c_void_p]
             fn.restype = None
             self.adam_many[dtype] = self.adam_many[numpy.dtype(dtype)] = fn
         self.nn = native_nn.Kernels(lib)
@@ -289,12 +308,13 @@ def adam(w, g, m, v, b1, c1, b2, c2, eps, scale, decay):
 
 class AdamBatch:
     """``adam`` over the variables of one step in one native call (small models are bound by
-    per-call overhead). The pointers of the variables, their ``m`` / ``v`` slots and the
-    gradient buffers are bound once. A small gradient is copied into its buffer (cheaper than
-    reading an array's address from Python); a large one is read in place, its address read
-    again only when another array object arrives. Make one with ``adam_batch``."""
+    per-call overhead; large ones split over the thread pool, by elements across variables).
+    The pointers of the variables, their ``m`` / ``v`` slots and the gradient buffers are
+    bound once. A small gradient is copied into its buffer (cheaper than reading an array's
+    address from Python); a large one is read in place, its address read again only when
+    another array object arrives. Make one with ``adam_batch``."""
     __slots__ = ("_fn", "_keep", "_count", "_dtype", "_shapes", "_sizes", "_w", "_g", "_m",
-                 "_v", "_decay", "_decays", "_grads", "_copies", "_starts", "_ends")
+                 "_v", "_decay", "_decays", "_grads", "_copies", "_starts", "_ends", "_total")
 
     def __init__(self, fn, ws, ms, vs, gbufs):
         count = len(ws)
@@ -304,12 +324,13 @@ class AdamBatch:
         self._dtype = ws[0].dtype
         self._shapes = tuple(w.shape for w in ws)
         self._sizes = (ctypes.c_int64 * count)(*[w.size for w in ws])
+        self._total = sum(w.size for w in ws)
         pointers = ctypes.c_void_p * count
         self._w = pointers(*[w.ctypes.data for w in ws])
         self._m = pointers(*[m.ctypes.data for m in ms])
         self._v = pointers(*[v.ctypes.data for v in vs])
-        self._g = pointers(*[b.ctypes.data for b in gbufs])
-        self._copies = [b if b.size <= _COPY_MAX else None for b in gbufs]
+        self._g = pointers(*[0 if b is None else b.ctypes.data for b in gbufs])
+        self._copies = [b if b is not None and b.size <= _COPY_MAX else None for b in gbufs]
         self._grads = list(self._copies)
         self._decay = (_ARGS[self._dtype.name] * count)()
         self._decays = None
@@ -349,7 +370,9 @@ class AdamBatch:
         if decays != self._decays:
             self._decay[:] = decays
             self._decays = decays
-        self._fn(self._count, self._sizes, self._w, self._g, self._m, self._v,
+        parts = (min(kernel_threads.count(), self._total // ADAM_MIN_PART)
+                 if self._total >= 2 * ADAM_MIN_PART and thread_pool.active() else 1)
+        self._fn(parts, self._count, self._sizes, self._w, self._g, self._m, self._v,
                  b1, c1, b2, c2, eps, scale, self._decay)
         return True
 
@@ -357,13 +380,16 @@ class AdamBatch:
 def adam_batch(ws, ms, vs, gbufs):
     """An ``AdamBatch`` over contiguous numpy arrays (one dtype, float32 or float64; variables
     ``ws``, slots ``ms`` and ``vs``, and buffers ``gbufs`` for small gradients, none of them
-    overlapping), or None where the native kernels cannot run them."""
+    overlapping; None for a variable larger than ``copy_max()``: its gradient is read in
+    place), or None where the native kernels cannot run them."""
     import numpy
     if not ws or not (len(ws) == len(ms) == len(vs) == len(gbufs)):
         return None
     dtype = ws[0].dtype
     for w, m, v, b in zip(ws, ms, vs, gbufs):
-        for a in (w, m, v, b):
+        if b is None and w.size <= _COPY_MAX:
+            return None
+        for a in (w, m, v) if b is None else (w, m, v, b):
             if not (type(a) is numpy.ndarray and a.dtype == dtype and a.shape == w.shape
                     and a.flags.c_contiguous and a.flags.writeable):
                 return None
@@ -371,11 +397,16 @@ def adam_batch(ws, ms, vs, gbufs):
     fn = compiled.adam_many.get(dtype.name) if compiled is not None else None
     if fn is None:
         return None
-    arrays = (*ws, *ms, *vs, *gbufs)
+    arrays = (*ws, *ms, *vs, *[b for b in gbufs if b is not None])
     ranges = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in arrays if a.nbytes)
     if any(end > start for (_, end), (start, _) in zip(ranges, ranges[1:])):
         return None
     return AdamBatch(fn, ws, ms, vs, gbufs)
+
+
+def copy_max():
+    """The largest variable whose gradient an ``AdamBatch`` copies into a buffer of its own."""
+    return _COPY_MAX
 
 
 def adam_ufuncs(g, m, v, w, t, b1, c1, b2, c2, eps, scale, decay):
@@ -432,12 +463,18 @@ def _matches_ufuncs(kernels):
                         for x in (w2, g2, m2, v2)]
             sizes = (ctypes.c_int64 * count)(*[b - a for a, b, _ in pieces])
             decays = (_ARGS[dtype] * count)(*[d for _, _, d in pieces])
-            kernels.adam_many[dtype](count, sizes, *pointers, *scalars, decays)
+            kernels.adam_many[dtype](1, count, sizes, *pointers, *scalars, decays)
+            # And in three parts on the thread pool (one part boundary inside a variable).
+            g4, m4, v4, w4 = many3 = [a.copy() for a in (g, m, v, w)]
+            pointers = [(ctypes.c_void_p * count)(*[x[a:].ctypes.data for a, _, _ in pieces])
+                        for x in (w4, g4, m4, v4)]
+            kernels.adam_many[dtype](3, count, sizes, *pointers, *scalars, decays)
             # The same variable in two parts on the thread pool.
             g3, m3, v3, w3 = split = [a.copy() for a in (g, m, v, w)]
             kernels.adam_split[dtype](2, n, w3.ctypes.data, g3.ctypes.data, m3.ctypes.data,
                                       v3.ctypes.data, *scalars, 0.996)
         for got, ref in [*zip(one[1:], want[1:]), *zip(many[1:], want_many[1:]),
+                         *zip(many3[1:], want_many[1:]),
                          *zip(split[1:], want[1:])]:
             if not numpy.array_equal(got.view(f"u{got.itemsize}"), ref.view(f"u{ref.itemsize}")):
                 return False

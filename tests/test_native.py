@@ -88,14 +88,20 @@ def test_optimizer_steps_are_the_same_with_and_without_native_kernels(make, monk
     init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(4)]
     calls = []
-    real_adam = native.adam
+    real_adam, real_batch = native.adam, native.AdamBatch.__call__
 
     def counting_adam(*args):
         done = real_adam(*args)
         calls.append(done)
         return done
 
+    def counting_batch(*args):
+        done = real_batch(*args)
+        calls.append(done)
+        return done
+
     monkeypatch.setattr(native, "adam", counting_adam)
+    monkeypatch.setattr(native.AdamBatch, "__call__", counting_batch)
     results = []
     for compiled in (native.kernels(), None):
         monkeypatch.setattr(native, "_kernels", compiled)
@@ -250,5 +256,45 @@ def test_a_traced_small_model_takes_one_native_call_per_step(monkeypatch):
             step(x)
         results.append([v.numpy() for v in model.trainable_variables])
     assert calls == [True] * len(xs)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_kernels
+@pytest.mark.skipif(B.get_backend() != "numpy", reason="native kernels run on numpy arrays only")
+def test_a_traced_step_updates_every_variable_in_one_native_call(monkeypatch):
+    """Large and small variables (gradients read in place or copied) in one call, split over
+    the thread pool where it runs; the same bits as the ufunc path."""
+    from minitf import kernel_threads, thread_pool
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal((8, 400)).astype(np.float32) for _ in range(3)]
+    parts = []
+    real_many = native.kernels().adam_many["float32"]
+    monkeypatch.setitem(native.kernels().adam_many, "float32",
+                        lambda p, *args: parts.append(p) or real_many(p, *args))
+    results = []
+    for compiled in (native.kernels(), None):
+        monkeypatch.setattr(native, "_kernels", compiled)
+        tf.keras.utils.set_random_seed(0)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(300, activation="relu"),  # 120k
+                                     tf.keras.layers.Dense(40, activation="relu"),   # 12k
+                                     tf.keras.layers.Dense(3)])
+        model.build((None, 400))
+        assert model.layers[1].kernel.shape.num_elements() > native.copy_max()
+        opt = optimizers.AdamW(1e-2, weight_decay=0.01)
+        opt.exclude_from_weight_decay(var_names=["bias"])
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+        for x in xs:
+            step(x)
+        results.append([v.numpy() for v in model.trainable_variables])
+    pooled = thread_pool.active() and kernel_threads.count() > 1
+    assert parts == [2 if pooled else 1] * len(xs)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)

@@ -151,10 +151,13 @@ class Plan:
     workers for large models on numpy. A chunk is ``(index, slice, w, slots, scratch)`` for a
     whole variable (slice None) or a flat half of a large one, or ``(None, items, arena,
     slots, scratch)`` for the small variables of an arena, updated together."""
-    __slots__ = ("entries", "groups", "work", "takeover", "version", "parallel", "split")
+    __slots__ = ("entries", "groups", "work", "takeover", "version", "parallel", "split",
+                 "native", "_decays")
 
     def __init__(self, opt, entries):
         self.entries = entries
+        self.native = None      # the optimizer's one-call native update, False where none
+        self._decays = (None, None)
         self.groups = sorted({e.group for e in entries})
         self.version = opt._version
         self.parallel = opt.parallel
@@ -216,6 +219,12 @@ class Plan:
         # over those the helper has not started when its own are done.
         self.takeover = [build(opt._scratch(0, dtype, n)[:n]) for n, dtype, build in lists[1]]
         self.split = tuple(sorted(split))
+
+    def decays(self, decay):
+        """Each variable's weight-decay factor: ``decay``, or 1.0 where it is excluded."""
+        if decay != self._decays[0]:
+            self._decays = (decay, tuple(decay if e.use_wd else 1.0 for e in self.entries))
+        return self._decays[1]
 
 
 def sumsq(g):

@@ -58,6 +58,31 @@ class Adam(Optimizer):
                                      decay)
         return native.adam(w, g, slots["m"], slots["v"], b1, c1, b2, c2, eps, -alpha, decay)
 
+    def _fused_step(self, plan, gs, scalars):
+        if self.amsgrad or cuda_kernels.enabled() or plan.work[1]:
+            return False    # plan.work[1]: the plan splits over a helper thread instead
+        batch = plan.native
+        if batch is None:
+            batch = plan.native = self._step_batch(plan.entries) or False
+        if not batch:
+            return False
+        decay, (b1, c1, b2, c2, alpha, eps) = scalars
+        return batch(gs, b1, c1, b2, c2, eps, -alpha, plan.decays(decay))
+
+    def _step_batch(self, entries):
+        """A ``native.AdamBatch`` over every variable of a plan, or None. Small gradients are
+        copied into buffers (their arena's, else the entry's own), large ones read in place."""
+        gbufs = []
+        for e in entries:
+            if e.w.size > native.copy_max():
+                gbufs.append(None)
+            elif e.arena is not None:
+                gbufs.append(e.arena.view(e.arena.gflat, e.arena.entries.index(e)))
+            else:
+                gbufs.append(self._gbuf(e))
+        return native.adam_batch([e.w for e in entries], [e.slots["m"] for e in entries],
+                                 [e.slots["v"] for e in entries], gbufs)
+
     def _fused_arena(self, sc, arena, gs, decays):
         if self.amsgrad:
             return False

@@ -15,8 +15,10 @@ each call's gradients. Slots are non-trainable Variables created before the host
 of small variables created together live in one contiguous ``Arena`` so their update is a few
 flat calls (small models are bound by per-call overhead). An optimizer may also fuse a chunk's
 whole update into one native pass (``_fused_update``: Adam through ``minitf.native`` when a C
-compiler is available, with the same bits), and an arena's whole update into one native call
-(``_fused_arena``: Adam through ``minitf.native.AdamBatch``). On numpy, large updates (from
+compiler is available, with the same bits), an arena's whole update into one native call
+(``_fused_arena``: Adam through ``minitf.native.AdamBatch``), and a whole step of one param
+group into one native call (``_fused_step``: the same, over every variable, split over
+``minitf.thread_pool`` where it runs). Otherwise, on numpy, large updates (from
 328k elements, 1M when fused) are split in two parts updated on two threads (numpy releases
 the GIL inside ufuncs). In a training step a BLAS product runs just before the update, and
 OpenBLAS's workers then spin on the cores for ~0.1 s: the split first stops them
@@ -554,6 +556,8 @@ class Optimizer:
         return gs
 
     def _run(self, plan, gs, scalars):
+        if len(plan.groups) == 1 and self._fused_step(plan, gs, scalars[plan.groups[0]]):
+            return
         xp = B.xp
         entries = plan.entries
         flat = {i: gs[i].reshape(-1) for i in plan.split}
@@ -643,6 +647,12 @@ class Optimizer:
     def _fused_update(self, sc, g, slots, w, decay):
         """Apply the whole update of one chunk (slots and ``w = decay * w + ...``) in one
         native pass and return True, or return False to go through ``_kernel``."""
+        return False
+
+    def _fused_step(self, plan, gs, scalars):
+        """Apply the whole update of a plan whose variables share one param group (``scalars``:
+        ``(decay, kernel scalars)``) in one native call and return True, or return False to go
+        through the plan's chunks."""
         return False
 
     def _fused_arena(self, sc, arena, gs, decays):

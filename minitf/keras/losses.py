@@ -343,7 +343,14 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         if self.ignore_class is None:
-            return super().__call__(y_true, y_pred, sample_weight)
+            y_true = _t(y_true)
+            if not y_true.dtype.is_integer:
+                return super().__call__(y_true, y_pred, sample_weight)
+            # Integer class ids are used as they are: Keras' round trip through the loss dtype
+            # changes no id below 2**24 and costs two casts a step.
+            losses = self.call(y_true, _as(y_pred, self._dtype))
+            return reduce_weighted_values(losses, sample_weight=sample_weight,
+                                          reduction=self.reduction, dtype=self._dtype)
         y_pred = _as(y_pred, self._dtype)
         y_true = _as(y_true, self._dtype)
         losses = self.call(y_true, y_pred)

@@ -85,6 +85,33 @@ def test_against_numpy_with_weights_and_reductions():
                                rtol=1e-5)
 
 
+def test_sparse_integer_labels_are_used_without_casts():
+    """Integer class ids of any width give the float labels' loss, with no cast op recorded."""
+    from minitf.ops import registry
+    rng = np.random.default_rng(2)
+    logits = tf.constant(rng.standard_normal((6, 5)).astype(np.float32))
+    labels = rng.integers(0, 5, 6)
+    sp = losses.SparseCategoricalCrossentropy(from_logits=True)
+    want = sp(labels.astype(np.float32), logits).numpy()
+    np.testing.assert_allclose(want, -_log_softmax(logits.numpy().astype(np.float64))[
+        np.arange(6), labels].mean(), rtol=1e-6)
+    recorded = []
+    real_record = registry.record
+    try:
+        registry.record = lambda op, *a: recorded.append(op.name) or real_record(op, *a)
+        for dtype in (np.int32, np.int64, np.uint8):
+            for shape in ((6,), (6, 1)):
+                recorded.clear()
+                with tf.GradientTape() as tape:
+                    tape.watch(logits)
+                    got = sp(tf.constant(labels.astype(dtype).reshape(shape)), logits)
+                assert got.numpy() == want
+                assert "cast" not in recorded and "sparse_softmax_cross_entropy_with_logits" in (
+                    recorded)
+    finally:
+        registry.record = real_record
+
+
 def test_sparse_from_probabilities_is_log_of_clipped_probabilities():
     rng = np.random.default_rng(1)
     logits = rng.standard_normal((8, 4)).astype(np.float32) * 8

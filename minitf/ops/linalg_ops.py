@@ -55,12 +55,23 @@ def _matmul_forward(a, b):
         return (a.reshape(rows, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[-1],))
     if a.ndim == 2 and b.ndim > 2:
         return xp.moveaxis(xp.tensordot(a, b, axes=([1], [b.ndim - 2])), 0, -2)
-    return xp.matmul(a, b)
+    return xp.matmul(a, _few_rows_in_order(a, b) if a.ndim == 2 else b)
+
+
+def _few_rows_in_order(a, b):
+    """``b``, C-ordered where it is a transposed view with a few rows (16 or fewer) and the
+    product is large: OpenBLAS multiplies such a ``b`` several times slower than a C-ordered
+    copy (measured (128, 10) @ (10, 512), the last layer's input gradient ``g @ W.T``: 86
+    against 15 us on two threads; the same bits). The copy is ``b``'s few rows only."""
+    if (type(b) is numpy.ndarray and b.ndim == 2 and b.shape[0] <= 16 and b.flags.f_contiguous
+            and not b.flags.c_contiguous and a.shape[-2] * b.shape[1] >= 1 << 14):
+        return numpy.ascontiguousarray(b)
+    return b
 
 
 def _matmul_out(out, a, b):
     if a.ndim == 2 and b.ndim == 2:
-        return B.xp.matmul(a, b, out=out)
+        return B.xp.matmul(a, _few_rows_in_order(a, b), out=out)
     return _matmul_forward(a, b)
 
 

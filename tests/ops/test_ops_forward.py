@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minitf as tf
+from minitf import backend as B
 from minitf.ops import conv_ops, einsum_ops
 
 _rng = np.random.default_rng(11)
@@ -405,3 +406,24 @@ def test_embedding_lookup_is_gather_with_a_dense_gradient():
     np.testing.assert_array_equal(rows.numpy(), params.numpy()[[3, 0, 3]])
     np.testing.assert_array_equal(tape.gradient(rows, params).numpy(),
                                   [[1, 1], [0, 0], [0, 0], [2, 2]])
+
+
+@pytest.mark.parametrize("shape", [(128, 10, 512), (64, 16, 300), (3, 4, 5), (128, 17, 512)])
+def test_matmul_by_a_transposed_operand_with_few_rows(shape):
+    """``g @ W.T`` with a few-row ``W.T`` (copied to C order before the product where that
+    is faster) gives numpy's product of the same arrays, eagerly and into a planned buffer."""
+    from minitf.ops import linalg_ops
+    m, k, n = shape
+    rng = np.random.default_rng(5)
+    g = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    want = g @ w.T
+    np.testing.assert_allclose(want, g.astype(np.float64) @ w.T.astype(np.float64), rtol=1e-4,
+                               atol=1e-4)
+    got = tf.matmul(tf.constant(g), tf.constant(w), transpose_b=True).numpy()
+    np.testing.assert_array_equal(got, want)
+    if B.get_backend() == "numpy":
+        out = np.empty((m, n), np.float32)
+        np.testing.assert_array_equal(linalg_ops._matmul_out(out, g, w.T), want)
+        copied = linalg_ops._few_rows_in_order(g, w.T)
+        assert copied.flags.c_contiguous == (k <= 16 and m * n >= 1 << 14)

@@ -233,6 +233,44 @@ void NAME##_bn_input_grad(int64_t n, int64_t c, const T *restrict x, const T *re
 }
 BATCHNORM(nn_float32, float)
 BATCHNORM(nn_float64, double)
+/* Sparse softmax cross-entropy around numpy's exp and sum (so the bits are numpy's):
+   ce_shift: each row minus its maximum (NaN propagating); ce_finish_L (labels of type L): the
+   exponentials divided by their row's total in place, 1 subtracted at each label, and the
+   shifted logit at each label. Returns -1, changing nothing, if a label is out of range. */
+#define CROSS_ENTROPY(NAME, T)                                                           \
+void NAME##_ce_shift(int64_t rows, int64_t c, const T *restrict x, T *restrict out) {    \
+    for (int64_t r = 0; r < rows; r++) {                                                 \
+        const T *restrict xr = x + r * c;                                                \
+        T m = xr[0];                                                                     \
+        for (int64_t k = 1; k < c; k++)                                                  \
+            m = (xr[k] > m || xr[k] != xr[k]) ? xr[k] : m;                               \
+        for (int64_t k = 0; k < c; k++)                                                  \
+            out[r * c + k] = xr[k] - m;                                                  \
+    }                                                                                    \
+}
+#define CROSS_ENTROPY_FINISH(NAME, T, L, SUFFIX)                                          \
+int64_t NAME##_ce_finish_##SUFFIX(int64_t rows, int64_t c, const L *restrict labels,      \
+                                  const T *restrict shifted, T *restrict e,              \
+                                  const T *restrict total, T *restrict picked) {         \
+    for (int64_t r = 0; r < rows; r++)                                                   \
+        if (labels[r] < 0 || (int64_t)labels[r] >= c)                                    \
+            return -1;                                                                   \
+    for (int64_t r = 0; r < rows; r++) {                                                 \
+        T *restrict er = e + r * c;                                                      \
+        T t = total[r];                                                                  \
+        for (int64_t k = 0; k < c; k++)                                                  \
+            er[k] = er[k] / t;                                                           \
+        er[labels[r]] -= 1;                                                              \
+        picked[r] = shifted[r * c + labels[r]];                                          \
+    }                                                                                    \
+    return 0;                                                                            \
+}
+CROSS_ENTROPY(nn_float32, float)
+CROSS_ENTROPY(nn_float64, double)
+CROSS_ENTROPY_FINISH(nn_float32, float, int32_t, int32)
+CROSS_ENTROPY_FINISH(nn_float32, float, int64_t, int64)
+CROSS_ENTROPY_FINISH(nn_float64, double, int32_t, int32)
+CROSS_ENTROPY_FINISH(nn_float64, double, int64_t, int64)
 """
 
 _DTYPES = ("float32", "float64")
@@ -243,7 +281,9 @@ _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 4,
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
                "bn_sums": [_I, _I] + [_P] * 3,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
-               "bn_input_grad": [_I, _I] + [_P] * 8}
+               "bn_input_grad": [_I, _I] + [_P] * 8, "ce_shift": [_I, _I, _P, _P],
+               "ce_finish_int32": [_I, _I] + [_P] * 5, "ce_finish_int64": [_I, _I] + [_P] * 5}
+_RESTYPES = {"ce_finish_int32": _I, "ce_finish_int64": _I}
 
 
 class Kernels:
@@ -257,7 +297,7 @@ class Kernels:
             for dtype in _DTYPES:
                 fn = getattr(lib, f"nn_{dtype}_{name}")
                 fn.argtypes = argtypes
-                fn.restype = None
+                fn.restype = _RESTYPES.get(name)
                 self.fns[name][dtype] = self.fns[name][numpy.dtype(dtype)] = fn
 
 
@@ -273,6 +313,19 @@ def available():
     """Whether the kernels are built and loaded (numpy's backend only)."""
     from . import native
     return native.family("nn") is not None
+
+
+_CHAR = ctypes.c_char
+
+
+def _address(a):
+    """The address of a numpy array's first element: 0.35 us through the buffer protocol
+    where ``a.ctypes.data`` takes 1 us (six calls a kernel add up in a training step), which
+    is the fallback for arrays the buffer protocol refuses (read-only, non-contiguous, empty)."""
+    try:
+        return ctypes.addressof(_CHAR.from_buffer(a))
+    except (TypeError, ValueError):
+        return a.ctypes.data
 
 
 def _fn(name, *arrays):
@@ -322,7 +375,7 @@ def patches(x, ksize, strides, dilations):
     oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
     out = numpy.empty((n, oh, ow, kh, kw, c), x.dtype)
     _split(n, out[0].size, lambda _, a, b: fn(b - a, h, w, c, kh, kw, sh, sw, dh, dw,
-                                              x[a:].ctypes.data, out[a:].ctypes.data))
+                                              _address(x[a:]), _address(out[a:])))
     return out
 
 
@@ -344,7 +397,7 @@ def col2im(cols, size, ksize, strides, dilations, out=None):
     if out is None:
         return None
     _split(n, cols[0].size, lambda _, a, b: fn(b - a, h, w, c, kh, kw, sh, sw, dh, dw,
-                                               cols[a:].ctypes.data, out[a:].ctypes.data))
+                                               _address(cols[a:]), _address(out[a:])))
     return out
 
 
@@ -364,9 +417,9 @@ def _channel_sums(fn, x2, mean=None):
     per thread, added in a fixed order."""
     rows, c = x2.shape
     partial = kernel_threads.partial_sums((c,))
-    center = None if mean is None else mean.ctypes.data
-    used = _split(rows, c, lambda k, a, b: fn(b - a, c, x2[a:].ctypes.data, center,
-                                              partial[k].ctypes.data))
+    center = None if mean is None else _address(mean)
+    used = _split(rows, c, lambda k, a, b: fn(b - a, c, _address(x2[a:]), center,
+                                              _address(partial[k])))
     return partial[:used].sum(axis=0)
 
 
@@ -390,9 +443,9 @@ def bn_apply(x, mean, inv, gamma, beta):
         return None
     x2, arrays = rows
     y = numpy.empty(x2.shape, x.dtype)
-    pointers = [a.ctypes.data for a in arrays]
+    pointers = [_address(a) for a in arrays]
     _split(x2.shape[0], x2.shape[1], lambda _, a, b: fn(
-        b - a, x2.shape[1], x2[a:].ctypes.data, *pointers, y[a:].ctypes.data))
+        b - a, x2.shape[1], _address(x2[a:]), *pointers, _address(y[a:])))
     return y.reshape(x.shape)
 
 
@@ -405,10 +458,10 @@ def bn_reduce(x, g, mean, inv):
     x2, arrays = rows
     g2 = g.reshape(x2.shape)
     partial = kernel_threads.partial_sums((2, x2.shape[1]))
-    pointers = [a.ctypes.data for a in arrays]
+    pointers = [_address(a) for a in arrays]
     used = _split(x2.shape[0], x2.shape[1], lambda k, a, b: fn(
-        b - a, x2.shape[1], x2[a:].ctypes.data, g2[a:].ctypes.data, *pointers,
-        partial[k, 0].ctypes.data, partial[k, 1].ctypes.data))
+        b - a, x2.shape[1], _address(x2[a:]), _address(g2[a:]), *pointers,
+        _address(partial[k, 0]), _address(partial[k, 1])))
     return partial[:used].sum(axis=0)
 
 
@@ -421,10 +474,10 @@ def bn_input_grad(x, g, mean, inv, m1, b0, a):
     x2, arrays = rows
     g2 = g.reshape(x2.shape)
     out = numpy.empty(x2.shape, x.dtype)
-    pointers = [p.ctypes.data for p in arrays]
+    pointers = [_address(p) for p in arrays]
     _split(x2.shape[0], x2.shape[1], lambda _, lo, hi: fn(
-        hi - lo, x2.shape[1], x2[lo:].ctypes.data, g2[lo:].ctypes.data, *pointers,
-        out[lo:].ctypes.data))
+        hi - lo, x2.shape[1], _address(x2[lo:]), _address(g2[lo:]), *pointers,
+        _address(out[lo:])))
     return out.reshape(x.shape)
 
 
@@ -442,8 +495,8 @@ def max_pool(x, ksize, with_arg=True):
     out = numpy.empty(shape, x.dtype)
     arg = numpy.empty(shape, numpy.uint8) if with_arg else None
     _split(n, x[0].size, lambda _, a, b: fn(
-        b - a, h, w, c, kh, kw, x[a:].ctypes.data, out[a:].ctypes.data,
-        arg[a:].ctypes.data if with_arg else None))
+        b - a, h, w, c, kh, kw, _address(x[a:]), _address(out[a:]),
+        _address(arg[a:]) if with_arg else None))
     return out, arg
 
 
@@ -464,8 +517,8 @@ def max_pool_grad(g, arg, shape, ksize, relu_of=None):
         return None
     dx = numpy.empty(shape, g.dtype)
     _split(n, h * w * c, lambda _, a, b: fn(
-        b - a, h, w, c, kh, kw, g[a:].ctypes.data, arg[a:].ctypes.data,
-        None if relu_of is None else relu_of[a:].ctypes.data, dx[a:].ctypes.data))
+        b - a, h, w, c, kh, kw, _address(g[a:]), _address(arg[a:]),
+        None if relu_of is None else _address(relu_of[a:]), _address(dx[a:])))
     return dx
 
 
@@ -484,8 +537,8 @@ def relu_pool(x, b, ksize):
     a, out = numpy.empty(x.shape, x.dtype), numpy.empty(shape, x.dtype)
     arg = numpy.empty(shape, numpy.uint8)
     _split(n, x[0].size, lambda _, lo, hi: fn(
-        hi - lo, h, w, c, kh, kw, x[lo:].ctypes.data, None if b is None else b.ctypes.data,
-        a[lo:].ctypes.data, out[lo:].ctypes.data, arg[lo:].ctypes.data))
+        hi - lo, h, w, c, kh, kw, _address(x[lo:]), None if b is None else _address(b),
+        _address(a[lo:]), _address(out[lo:]), _address(arg[lo:])))
     return a, out, arg
 
 
@@ -502,8 +555,8 @@ def bias_relu(x, b, out=None):
     if c == 0:
         return out
     x2, o2 = x.reshape(-1, c), out.reshape(-1, c)
-    _split(x2.shape[0], c, lambda _, lo, hi: fn(hi - lo, c, x2[lo:].ctypes.data,
-                                                b.ctypes.data, o2[lo:].ctypes.data))
+    _split(x2.shape[0], c, lambda _, lo, hi: fn(hi - lo, c, _address(x2[lo:]),
+                                                _address(b), _address(o2[lo:])))
     return out
 
 
@@ -514,7 +567,7 @@ def relu(x, out=None):
     if out is None:
         return None
     x1, o1 = x.reshape(-1), out.reshape(-1)
-    _split(x1.size, 1, lambda _, lo, hi: fn(hi - lo, x1[lo:].ctypes.data, o1[lo:].ctypes.data))
+    _split(x1.size, 1, lambda _, lo, hi: fn(hi - lo, _address(x1[lo:]), _address(o1[lo:])))
     return out
 
 
@@ -527,9 +580,41 @@ def relu_grad(g, y, out=None):
     if out is None:
         return None
     g1, y1, o1 = g.reshape(-1), y.reshape(-1), out.reshape(-1)
-    _split(g1.size, 1, lambda _, lo, hi: fn(hi - lo, g1[lo:].ctypes.data, y1[lo:].ctypes.data,
-                                            o1[lo:].ctypes.data))
+    _split(g1.size, 1, lambda _, lo, hi: fn(hi - lo, _address(g1[lo:]), _address(y1[lo:]),
+                                            _address(o1[lo:])))
     return out
+
+
+_CE_FINISH = {numpy.dtype("int32"): "ce_finish_int32", numpy.dtype("int64"): "ce_finish_int64"}
+
+
+def sparse_cross_entropy(labels, logits):
+    """``(losses, softmax(logits) - onehot(labels))`` for int32/int64 ``labels`` of shape
+    ``logits.shape[:-1]``, or None where the kernels cannot run them (or a label is out of
+    range: the caller's numpy path then raises). Same bits as the numpy path: the max, the
+    division and the picking are exact or single roundings, the exp and the sums are numpy's."""
+    from . import native
+    if (type(logits) is not numpy.ndarray or type(labels) is not numpy.ndarray
+            or not logits.flags.c_contiguous or not labels.flags.c_contiguous):
+        return None
+    family = native.family("nn")
+    name = _CE_FINISH.get(labels.dtype)
+    if family is None or name is None or logits.dtype not in family.fns["ce_shift"]:
+        return None
+    classes, rows = logits.shape[-1], labels.size
+    if classes == 0 or rows == 0 or rows * classes != logits.size:
+        return None
+    shifted = numpy.empty_like(logits)
+    family.fns["ce_shift"][logits.dtype](rows, classes, _address(logits), _address(shifted))
+    e = numpy.exp(shifted)
+    total = e.sum(axis=-1)
+    picked = numpy.empty_like(total)
+    if family.fns[name][logits.dtype](rows, classes, _address(labels), _address(shifted),
+                                      _address(e), _address(total), _address(picked)):
+        return None
+    loss = numpy.log(total, out=total)
+    loss -= picked
+    return loss, e
 
 
 def _awkward(rng, shape, dtype):
@@ -546,13 +631,13 @@ def _pool_matches(fns, dtype, rng):
     x, g = _awkward(rng, (2, 7, 9, 5), dtype), _awkward(rng, (2, 3, 3, 5), dtype)
     kh, kw = 2, 3
     out, arg = numpy.empty(g.shape, dtype), numpy.empty(g.shape, numpy.uint8)
-    fns["fwd"][dtype](2, 7, 9, 5, kh, kw, x.ctypes.data, out.ctypes.data, arg.ctypes.data)
+    fns["fwd"][dtype](2, 7, 9, 5, kh, kw, _address(x), _address(out), _address(arg))
     dx = numpy.empty(x.shape, dtype)
-    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, g.ctypes.data, arg.ctypes.data, None,
-                        dx.ctypes.data)
+    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), None,
+                        _address(dx))
     masked = numpy.empty(x.shape, dtype)
-    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, g.ctypes.data, arg.ctypes.data, x.ctypes.data,
-                        masked.ctypes.data)
+    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), _address(x),
+                        _address(masked))
     views = [x[:, i:i + 6:kh, j:j + 9:kw] for i in range(kh) for j in range(kw)]
     top = views[0].copy()
     for v in views[1:]:
@@ -578,12 +663,12 @@ def _relu_pool_matches(fns, dtype, x, rng):
         a, top = numpy.empty_like(x), numpy.empty((n, h // 2, w // 3, c), dtype)
         arg, want_top = numpy.empty(top.shape, numpy.uint8), numpy.empty_like(top)
         want_arg = numpy.empty_like(arg)
-        fns["relu_pool"][dtype](n, h, w, c, 2, 3, x.ctypes.data,
-                                None if bias is None else bias.ctypes.data, a.ctypes.data,
-                                top.ctypes.data, arg.ctypes.data)
+        fns["relu_pool"][dtype](n, h, w, c, 2, 3, _address(x),
+                                None if bias is None else _address(bias), _address(a),
+                                _address(top), _address(arg))
         want_a = numpy.maximum(x if bias is None else x + bias, 0)
-        fns["fwd"][dtype](n, h, w, c, 2, 3, a.ctypes.data, want_top.ctypes.data,
-                          want_arg.ctypes.data)
+        fns["fwd"][dtype](n, h, w, c, 2, 3, _address(a), _address(want_top),
+                          _address(want_arg))
         if not (numpy.array_equal(a, want_a, equal_nan=True)
                 and numpy.array_equal(top, want_top, equal_nan=True)
                 and numpy.array_equal(arg, want_arg)):
@@ -595,10 +680,10 @@ def _elementwise_match(fns, dtype, rng):
     x, g = _awkward(rng, (6, 5), dtype), _awkward(rng, (6, 5), dtype)
     b = rng.standard_normal(5).astype(dtype)
     z, gy = numpy.empty_like(x), numpy.empty_like(x)
-    fns["bias_relu"][dtype](6, 5, x.ctypes.data, b.ctypes.data, z.ctypes.data)
-    fns["relu_grad"][dtype](x.size, g.ctypes.data, x.ctypes.data, gy.ctypes.data)
+    fns["bias_relu"][dtype](6, 5, _address(x), _address(b), _address(z))
+    fns["relu_grad"][dtype](x.size, _address(g), _address(x), _address(gy))
     r = numpy.empty_like(x)
-    fns["relu"][dtype](x.size, x.ctypes.data, r.ctypes.data)
+    fns["relu"][dtype](x.size, _address(x), _address(r))
     want_gy = numpy.multiply(g, x > 0)
     return (numpy.array_equal(z, numpy.maximum(x + b, 0), equal_nan=True)
             and numpy.array_equal(r, numpy.maximum(x, 0), equal_nan=True)
@@ -610,7 +695,7 @@ def _patches_match(fns, dtype, rng):
     for (kh, kw), (sh, sw), (dh, dw) in [((3, 3), (1, 1), (1, 1)), ((2, 3), (2, 1), (1, 2))]:
         oh, ow = (7 - (kh - 1) * dh - 1) // sh + 1, (8 - (kw - 1) * dw - 1) // sw + 1
         out = numpy.empty((2, oh, ow, kh, kw, 5), dtype)
-        fns["patches"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, x.ctypes.data, out.ctypes.data)
+        fns["patches"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, _address(x), _address(out))
         for i in range(kh):
             for j in range(kw):
                 want = x[:, i * dh:i * dh + sh * (oh - 1) + 1:sh,

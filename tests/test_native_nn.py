@@ -397,3 +397,40 @@ def test_kernel_threads_follow_the_blas_thread_count():
         assert kernel_threads.split(10 ** 6, 1) == [(0, 10 ** 6)]
     with threadpool_limits(2, user_api="blas"):
         assert kernel_threads.count() == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("label_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("shape", [(7, 5), (2, 3, 11), (4, 1)])
+def test_sparse_cross_entropy_gives_the_bits_of_the_numpy_path(shape, dtype, label_dtype,
+                                                                monkeypatch):
+    """Losses and the kept gradient, on rows with NaN, infinities and ties."""
+    from minitf.ops import nn_ops
+    rng = np.random.default_rng(8)
+    logits = (rng.standard_normal(shape) * 4).astype(dtype)
+    logits.reshape(-1, shape[-1])[0, 0] = np.nan
+    if shape[-1] > 1:
+        logits.reshape(-1, shape[-1])[1, :] = [np.inf] + [1.0] * (shape[-1] - 1)
+        logits.reshape(-1, shape[-1])[2, :] = 2.5     # every entry the maximum
+    labels = rng.integers(0, shape[-1], shape[:-1]).astype(label_dtype)
+    with np.errstate(all="ignore"):
+        got = native_nn.sparse_cross_entropy(labels, logits)
+        monkeypatch.setattr(native_nn, "sparse_cross_entropy", lambda *a: None)
+        want_loss = nn_ops._sparse_ce_forward(labels, logits)
+    want_grad = nn_ops._backprops.take(logits, (logits.shape, id(labels)))[1]
+    assert got is not None
+    for a, b in zip(got, (want_loss, want_grad)):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+
+
+def test_sparse_cross_entropy_leaves_bad_labels_and_other_types_to_numpy():
+    logits = np.zeros((3, 4), np.float32)
+    before = logits.copy()
+    for labels in (np.array([0, 4, 1], np.int32), np.array([0, -1, 1], np.int64)):
+        assert native_nn.sparse_cross_entropy(labels, logits) is None
+        with pytest.raises(tf.errors.InvalidArgumentError, match="labels must be in"):
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+    assert native_nn.sparse_cross_entropy(np.array([0, 1, 2], np.uint8), logits) is None
+    assert native_nn.sparse_cross_entropy(np.array([0, 1, 2]), logits[:, ::2].copy().T) is None
+    np.testing.assert_array_equal(logits, before)

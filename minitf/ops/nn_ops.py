@@ -6,6 +6,7 @@ logits) or markedly slower; everything else composes primitives.
 import numpy
 
 from .. import backend as B
+from .. import native_nn
 from ..tensor import Tensor
 from ._samples import u
 from .convert import convert_to_tensor, operand_pair
@@ -87,6 +88,8 @@ def _sparse_ce_forward(labels, logits):
     """Per-example -log softmax(logits)[label]; labels are integer class ids."""
     if fused_ops.sparse_ce_fused(labels, logits):   # the GPU: loss and gradient in one kernel
         loss, backprop = fused_ops.sparse_ce_forward(labels, logits)
+    elif (native := native_nn.sparse_cross_entropy(labels, logits)) is not None:
+        loss, backprop = native
     else:
         xp = B.xp
         shifted = logits - extreme(logits, -1, True, True)

@@ -30,7 +30,9 @@ import sys
 import tempfile
 import threading
 
-from . import direct_conv, kernel_threads, native_nn, thread_pool, winograd
+import numpy as _numpy
+
+from . import backend, direct_conv, kernel_threads, native_nn, thread_pool, winograd
 
 logger = logging.getLogger("minitf")
 
@@ -268,12 +270,9 @@ def family(name):
     """One family of the compiled kernels (``"nn"``, ``"winograd"``, ``"direct_conv"``) for the
     numpy backend, or None (another backend, no kernels, or a family that failed its start-up
     check)."""
-    import numpy
-
-    from . import backend
-    if backend.xp is not numpy:
+    if backend.xp is not _numpy:
         return None
-    compiled = kernels()
+    compiled = _kernels if _loaded else kernels()
     return None if compiled is None else getattr(compiled, name)
 
 

@@ -554,6 +554,9 @@ def bias_relu(x, b, out=None):
     c = b.size
     if c == 0:
         return out
+    if x.size < 2 * MIN_PART:   # one part: no views, no closure (a traced step's hot path)
+        fn(x.size // c, c, _address(x), _address(b), _address(out))
+        return out
     x2, o2 = x.reshape(-1, c), out.reshape(-1, c)
     _split(x2.shape[0], c, lambda _, lo, hi: fn(hi - lo, c, _address(x2[lo:]),
                                                 _address(b), _address(o2[lo:])))
@@ -579,6 +582,9 @@ def relu_grad(g, y, out=None):
     out = _output(out, g) if fn is not None else None
     if out is None:
         return None
+    if g.size < 2 * MIN_PART:   # one part: no views, no closure (a traced step's hot path)
+        fn(g.size, _address(g), _address(y), _address(out))
+        return out
     g1, y1, o1 = g.reshape(-1), y.reshape(-1), out.reshape(-1)
     _split(g1.size, 1, lambda _, lo, hi: fn(hi - lo, _address(g1[lo:]), _address(y1[lo:]),
                                             _address(o1[lo:])))

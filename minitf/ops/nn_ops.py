@@ -15,7 +15,7 @@ from .math_ops import (cast, elu, gelu, leaky_relu, log_sigmoid, relu, relu6, rs
 from .reduce_ops import extreme, reduce_mean
 from . import fused_ops
 from .derived import DerivedCache
-from .registry import RAW, InvalidArgumentError, apply, defop
+from .registry import InvalidArgumentError, apply, defop
 from . import random_ops
 
 
@@ -118,7 +118,7 @@ def _sparse_ce_backprop_forward(labels, logits):
 
 
 def _sparse_ce_backprop_vjp(F, g, x, y):
-    # d(softmax - onehot) = d softmax: the softmax rule with the probabilities y + onehot.
+    # d(softmax - onehot) = d softmax: the softmax rule.
     labels, logits = x
     probs = F.softmax(logits)
     gp = g * probs
@@ -296,10 +296,6 @@ def _install_rule_helpers():
     from .registry import RAW, TENSOR
     from .array_ops import expand_dims
 
-    # An op (not a constant built from the labels' values), so a traced training step replays
-    # it on every batch's labels.
-    defop("one_hot_like", lambda labels, logits: (
-        labels[..., None] == B.xp.arange(logits.shape[-1])).astype(logits.dtype), arity=2)
     RAW.expand_dims_last = lambda g: g[..., None]
     TENSOR.expand_dims_last = lambda g: expand_dims(g, -1)
     TENSOR.softmax = softmax

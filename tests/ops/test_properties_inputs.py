@@ -41,7 +41,6 @@ _TEMPLATES = {
     "truncated_normal": ((), {"shape": (2, 3), "mean": 0.0, "stddev": 1.0,
                               "dtype": np.dtype("float32")}),
     "bernoulli_mask": ((), {"shape": (2, 3), "keep": 0.5, "dtype": np.dtype("float32")}),
-    "one_hot_like": ((np.array([0, 2]), _f(2, 3)), {}),
     # (..., KH, KW, C) windows and their maxima (..., C)
     "first_max_mask": ((_f(2, 2, 2, 3), _f(2, 2, 2, 3).max(axis=(1, 2))), {}),
     # collectives of a one-process job (no gradient, so no gradient-check samples)

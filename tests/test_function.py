@@ -8,6 +8,7 @@ import pytest
 import minitf as tf
 from minitf import backend as B
 from minitf.function import MAX_PATHS_PER_SIGNATURE
+from keras_step import sparse_ce_step
 from minitf.host import host_call
 
 
@@ -292,15 +293,7 @@ def _keras_run(traced, steps=6):
     for v in model.trainable_variables:
         v.assign(rng.standard_normal(v.shape).astype(np.float32) * 0.5)
     optimizer = keras.optimizers.Adam(1e-2, gradient_accumulation_steps=2, global_clipnorm=1.0)
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
+    step = sparse_ce_step(model, optimizer)
     fn = tf.function(step) if traced else step
     data = np.random.default_rng(9)
     losses = []

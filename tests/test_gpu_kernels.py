@@ -8,6 +8,7 @@ import minitf as tf
 from minitf import backend as B
 from minitf import cuda_graphs, cuda_kernels, native
 from minitf.keras import layers, optimizers
+from keras_step import sparse_ce_step
 
 pytestmark = pytest.mark.cupy
 
@@ -74,16 +75,7 @@ def _mlp_steps(traced, steps=4):
     rng = np.random.default_rng(3)
     model = tf.keras.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10)])
     model.build((None, 20))
-    opt = optimizers.Adam(1e-2)
-    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
+    step = sparse_ce_step(model, optimizers.Adam(1e-2))
     run = tf.function(step) if traced else step
     losses = [float(run(tf.constant(rng.standard_normal((16, 20)).astype(np.float32)),
                         tf.constant(rng.integers(0, 10, 16).astype(np.int32))))

@@ -219,6 +219,32 @@ def test_adam_batch_declines_what_it_cannot_run():
         np.testing.assert_array_equal(a, b)
 
 
+def _traced_adamw_with_and_without_kernels(monkeypatch, units, xs):
+    """A Dense stack (relu between layers of ``units``) after traced AdamW steps on ``xs``,
+    with the native kernels and then without them: ``(model, [weights, weights])``."""
+    results = []
+    for compiled in (native.kernels(), None):
+        monkeypatch.setattr(native, "_kernels", compiled)
+        tf.keras.utils.set_random_seed(0)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(n, activation="relu")
+                                     for n in units[:-1]] + [tf.keras.layers.Dense(units[-1])])
+        model.build((None, xs[0].shape[1]))
+        opt = optimizers.AdamW(1e-2, weight_decay=0.01)
+        opt.exclude_from_weight_decay(var_names=["bias"])
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+        for x in xs:
+            step(x)
+        results.append([v.numpy() for v in model.trainable_variables])
+    return model, results
+
+
 @needs_kernels
 @pytest.mark.skipif(B.get_backend() != "numpy", reason="native kernels run on numpy arrays only")
 def test_a_traced_small_model_takes_one_native_call_per_step(monkeypatch):
@@ -235,26 +261,7 @@ def test_a_traced_small_model_takes_one_native_call_per_step(monkeypatch):
         return done
 
     monkeypatch.setattr(native.AdamBatch, "__call__", counting_call)
-    results = []
-    for compiled in (native.kernels(), None):
-        monkeypatch.setattr(native, "_kernels", compiled)
-        tf.keras.utils.set_random_seed(0)
-        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"),
-                                     tf.keras.layers.Dense(3)])
-        model.build((None, 20))
-        opt = optimizers.AdamW(1e-2, weight_decay=0.01)
-        opt.exclude_from_weight_decay(var_names=["bias"])
-
-        @tf.function
-        def step(x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(model(x)))
-            grads = tape.gradient(loss, model.trainable_variables)
-            opt.apply_gradients(zip(grads, model.trainable_variables))
-
-        for x in xs:
-            step(x)
-        results.append([v.numpy() for v in model.trainable_variables])
+    _, results = _traced_adamw_with_and_without_kernels(monkeypatch, (16, 3), xs)
     assert calls == [True] * len(xs)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
@@ -272,28 +279,9 @@ def test_a_traced_step_updates_every_variable_in_one_native_call(monkeypatch):
     real_many = native.kernels().adam_many["float32"]
     monkeypatch.setitem(native.kernels().adam_many, "float32",
                         lambda p, *args: parts.append(p) or real_many(p, *args))
-    results = []
-    for compiled in (native.kernels(), None):
-        monkeypatch.setattr(native, "_kernels", compiled)
-        tf.keras.utils.set_random_seed(0)
-        model = tf.keras.Sequential([tf.keras.layers.Dense(300, activation="relu"),  # 120k
-                                     tf.keras.layers.Dense(40, activation="relu"),   # 12k
-                                     tf.keras.layers.Dense(3)])
-        model.build((None, 400))
-        assert model.layers[1].kernel.shape.num_elements() > native.copy_max()
-        opt = optimizers.AdamW(1e-2, weight_decay=0.01)
-        opt.exclude_from_weight_decay(var_names=["bias"])
-
-        @tf.function
-        def step(x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(model(x)))
-            grads = tape.gradient(loss, model.trainable_variables)
-            opt.apply_gradients(zip(grads, model.trainable_variables))
-
-        for x in xs:
-            step(x)
-        results.append([v.numpy() for v in model.trainable_variables])
+    # 120k weights (read in place), 12k (read in place, in an arena), 120 (copied)
+    model, results = _traced_adamw_with_and_without_kernels(monkeypatch, (300, 40, 3), xs)
+    assert model.layers[1].kernel.shape.num_elements() > native.copy_max()
     pooled = thread_pool.active() and kernel_threads.count() > 1
     assert parts == [2 if pooled else 1] * len(xs)
     for a, b in zip(*results):

@@ -6,6 +6,7 @@ saved when ``gradient()`` returns, and a persistent one when it is deleted. See 
 """
 import enum
 import logging
+import math
 
 import numpy
 
@@ -14,6 +15,7 @@ from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops import registry
 from .ops.registry import RAW, TENSOR, OpView
+from .column_cotangent import ColumnCotangent, backprop as column_backprop
 from .row_cotangent import RowCotangent, backprop as row_backprop
 from .tensor import Tensor
 
@@ -340,7 +342,7 @@ class GradientTape:
                              f"source shape {sshape} to match")
         xp = B.xp
         batch = tshape[0]
-        per = int(numpy.prod(tshape[1:], dtype=numpy.int64))
+        per = math.prod(tshape[1:])
         dtype = target._value.dtype
         self._enter_backward()
         with _Backward(self) as run:
@@ -351,11 +353,16 @@ class GradientTape:
             elif per == 0 or batch == 0 or source._value.size == 0:  # empty Jacobians
                 g = run.wrap(xp.zeros(tshape + sshape[1:], source._value.dtype))
             elif experimental_use_pfor:
-                eye = xp.eye(per, dtype=dtype).reshape((per, 1) + tshape[1:])
-                seed = xp.broadcast_to(eye, (per,) + tshape).copy()
-                grads = run.backward([(target._id, run.wrap(seed))], [source], nb=1)
+                if run.tensor_mode:
+                    eye = xp.eye(per, dtype=dtype).reshape((per, 1) + tshape[1:])
+                    seed = run.wrap(xp.broadcast_to(eye, (per,) + tshape).copy())
+                else:
+                    seed = ColumnCotangent.identity(tshape, dtype)
+                grads = run.backward([(target._id, seed)], [source], nb=1)
                 g = grads.get(source._id)
-                if g is not None:  # (per, batch, *in) -> (batch, *out, *in)
+                if g.__class__ is ColumnCotangent:  # written in the result's layout
+                    g = g.per_example(sshape[1:]).reshape(tshape + sshape[1:])
+                elif g is not None:  # (per, batch, *in) -> (batch, *out, *in)
                     g = F.reshape(g, (per, batch, source._value.size // batch))
                     g = F.transpose(g, (1, 0, 2))
                     g = F.reshape(g, tshape + sshape[1:])
@@ -401,8 +408,12 @@ def _output_gradient(w, target):
     return w
 
 
+# The sparse batches of cotangents of vectorised jacobians, and their backward rules.
+_SPARSE_RULES = {RowCotangent: row_backprop, ColumnCotangent: column_backprop}
+
+
 def _dense(g):
-    return g.dense() if g.__class__ is RowCotangent else g
+    return g.dense() if g.__class__ in _SPARSE_RULES else g
 
 
 def _one_hot_rows(xp, start, stop, n, dtype):
@@ -533,10 +544,11 @@ class _Backward:
                 else:
                     needs = tuple([i in reach for i in in_ids])
                 in_grads = None
-                if g.__class__ is RowCotangent:  # None: this op needs the dense batch
-                    in_grads = row_backprop(op, g, saved and _values(saved),
-                                            None if out is None else out._value, attrs, needs,
-                                            shapes)
+                sparse_rule = _SPARSE_RULES.get(g.__class__)
+                if sparse_rule is not None:  # None back: this op needs the dense batch
+                    in_grads = sparse_rule(op, g, saved and _values(saved),
+                                           None if out is None else out._value, attrs, needs,
+                                           shapes)
                     if in_grads is None:
                         g = g.dense()
                 if in_grads is None:
@@ -565,7 +577,7 @@ class _Backward:
                         continue
                     shape = shapes[k]
                     if (gi.shape[nb:] if nb else gi.shape) != shape:
-                        if gi.__class__ is RowCotangent:
+                        if gi.__class__ in _SPARSE_RULES:
                             gi = gi.dense()
                         F.nb = nb
                         gi = F.unbroadcast(gi, tuple(shape))  # keeps the nb leading batch dims
@@ -648,7 +660,7 @@ def _values(saved):
 def _check_gradients(op, in_grads, shapes):
     """``enable_check_numerics`` during a first-order backward pass (rules on bare arrays)."""
     for k, gi in enumerate(in_grads):
-        if gi.__class__ is RowCotangent:
+        if gi.__class__ in _SPARSE_RULES:
             gi = gi.vals
         if gi is None or getattr(gi, "dtype", None) is None or gi.dtype.kind != "f":
             continue

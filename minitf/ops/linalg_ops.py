@@ -45,6 +45,16 @@ def _matmul_row_vjp(g, x, y, needs):
     return ga, gb
 
 
+def _matmul_col_vjp(g, x, y, needs):
+    # g is column-sparse on a @ b (see minitf.column_cotangent): the cotangent that is v on
+    # column c gives a the gradient v[:, None] * b[:, c] (an outer product, not a product with
+    # b^T). b's gradient would be a dense outer product per cotangent: the dense path.
+    a, b = x
+    if a.ndim != 2 or b.ndim != 2 or needs[1]:
+        return None
+    return B.xp.multiply(g.vals[:, :, None], b.T[g.cols][:, None, :]), None
+
+
 def _matmul_forward(a, b):
     """a @ b over the last two axes. A stack of matrices times one matrix (and one matrix times
     a stack) runs as a single BLAS product instead of numpy's loop of small ones: that is the
@@ -76,7 +86,7 @@ def _matmul_out(out, a, b):
 
 
 _matmul = defop("matmul", _matmul_forward, arity=2, vjp=_matmul_vjp, row_vjp=_matmul_row_vjp,
-                out_forward=_matmul_out,
+                col_vjp=_matmul_col_vjp, out_forward=_matmul_out,
                 jvp="bilinear", save=(0, 1), type="MatMul", aliases=("BatchMatMulV2",),
                 samples=lambda: [((u(3, 4), u(4, 2)), {}), ((u(2, 3, 4), u(4, 5)), {}),
                                  ((u(2, 3, 4), u(2, 4, 2)), {})])

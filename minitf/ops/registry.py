@@ -54,12 +54,13 @@ class Op:
     """One registered op. See ``defop``."""
     __slots__ = ("name", "type", "forward", "vjp", "jvp", "save_inputs", "save_out", "arity",
                  "attr_names", "samples", "smooth", "user_grad", "grad_tol", "kink",
-                 "batch_unaware", "row_vjp", "elementwise", "out_forward", "identity_cache")
+                 "batch_unaware", "row_vjp", "col_vjp", "elementwise", "out_forward",
+                 "identity_cache")
 
     def __init__(self, name, forward=None, *, type=None, arity=1, vjp=None, jvp=None,
                  save=(), attr_names=(), samples=None, smooth=True, grad_tol=None, kink=None,
-                 batch_unaware=False, row_vjp=None, elementwise=None, out_forward=None,
-                 identity_cache=False):
+                 batch_unaware=False, row_vjp=None, col_vjp=None, elementwise=None,
+                 out_forward=None, identity_cache=False):
         self.name = name
         self.type = type or "".join(p.capitalize() for p in name.split("_"))
         self.forward = forward
@@ -76,6 +77,7 @@ class Op:
         self.kink = kink
         self.batch_unaware = batch_unaware
         self.row_vjp = row_vjp
+        self.col_vjp = col_vjp
         self.elementwise = jvp == "elementwise" if elementwise is None else elementwise
         self.out_forward = out_forward
         self.identity_cache = identity_cache
@@ -90,7 +92,7 @@ class Op:
 
 def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, smooth=True,
           type=None, aliases=(), grad_tol=None, kink=None, batch_unaware=False, row_vjp=None,
-          elementwise=None, out_forward=None, identity_cache=False):
+          col_vjp=None, elementwise=None, out_forward=None, identity_cache=False):
     """Register an op and return its public function.
 
     ``forward(*arrays, **attrs)`` computes on backend arrays; ``arity`` inputs are tensors, the
@@ -102,7 +104,8 @@ def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, 
     loops over the batch for them), for ops whose kernels assume fixed-rank inputs.
     ``row_vjp(g, x, y, needs, **attrs)`` takes a row-sparse batch of cotangents
     (``minitf.row_cotangent``) and returns the input gradients, or None to get the dense batch;
-    element-wise ops need none. ``elementwise`` (default: ``jvp == "elementwise"``) marks ops
+    ``col_vjp`` likewise for a column-sparse batch (``minitf.column_cotangent``);
+    element-wise ops need neither. ``elementwise`` (default: ``jvp == "elementwise"``) marks ops
     whose output element depends only on the same (broadcast) element of each input.
     ``out_forward(out, *arrays, **attrs)`` computes the same values into a given array and
     returns the result (normally ``out``). A ``minitf.function`` replay uses it to write into
@@ -118,8 +121,8 @@ def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, 
     op = Op(name, forward, type=type, arity=arity, vjp=vjp, jvp=jvp, save=save,
             attr_names=tuple(p for p in params[arity:] if not p.startswith("*")),
             samples=samples, smooth=smooth, grad_tol=grad_tol, kink=kink,
-            batch_unaware=batch_unaware, row_vjp=row_vjp, elementwise=elementwise,
-            out_forward=out_forward, identity_cache=identity_cache)
+            batch_unaware=batch_unaware, row_vjp=row_vjp, col_vjp=col_vjp,
+            elementwise=elementwise, out_forward=out_forward, identity_cache=identity_cache)
     OPS[name] = op
     for alias in (op.type, *aliases):
         _ALIASES[alias] = op

@@ -65,8 +65,8 @@ def main():
     err = float(np.max(np.abs(j_vec.numpy() - j_loop.numpy())))
     print(f"jacobian of relu(x @ W1 + b1) @ W2 + b2 w.r.t. W1: shape {tuple(j_vec.shape)} "
           f"(backend {tf.get_backend()})")
-    print(f"    vectorised (one batched backward pass): {t_vec * 1e3:9.1f} ms")
-    print(f"    loop (experimental_use_pfor=False):     {t_loop * 1e3:9.1f} ms")
+    print(f"    vectorised (one batched backward pass): {t_vec * 1e3:9.2f} ms")
+    print(f"    loop (experimental_use_pfor=False):     {t_loop * 1e3:9.2f} ms")
     print(f"    speed-up:                               {t_loop / t_vec:9.1f}x   (target >= 10x)")
     print(f"    max |vectorised - loop|:                {err:9.2e}")
     n = int(np.prod(j_vec.shape[:2]))
@@ -78,8 +78,8 @@ def main():
     t_bloop, b_loop = timed(lambda: batch_jac(params, False), 1 if args.quick else 3)
     err = float(np.max(np.abs(b_vec.numpy() - b_loop.numpy())))
     print(f"batch_jacobian of the same y w.r.t. x: shape {tuple(b_vec.shape)}")
-    print(f"    vectorised (one batched backward pass): {t_bvec * 1e3:9.1f} ms")
-    print(f"    loop (experimental_use_pfor=False):     {t_bloop * 1e3:9.1f} ms")
+    print(f"    vectorised (one batched backward pass): {t_bvec * 1e3:9.2f} ms")
+    print(f"    loop (experimental_use_pfor=False):     {t_bloop * 1e3:9.2f} ms")
     print(f"    speed-up:                               {t_bloop / t_bvec:9.1f}x   (target >= 10x)")
     print(f"    max |vectorised - loop|:                {err:9.2e}")
 

@@ -6,7 +6,8 @@
   direction: ``<u, J v>`` by finite differences vs ``<J^T u, v>`` by the tape;
 * ``"fwd"``: the JVP from ``ForwardAccumulator`` against the VJP: ``<u, J t>`` both ways;
 * ``jacobian``: the vectorised ``tape.jacobian`` (rules run with ``F.nb = 1``) against the
-  reference loop (``experimental_use_pfor=False``);
+  reference loop (``experimental_use_pfor=False``), and ``tape.batch_jacobian`` likewise
+  where an output and an input share a leading dimension;
 * ``namespaces``: gradient and jacobian with rules on bare arrays (``RAW``) against the same
   with a second, unrelated tape active, which makes the rules run as minitf ops (``TENSOR``);
 * ``order=2``: all of the above again for ``x -> grad(<u, fn(x)>)`` computed under an outer
@@ -205,20 +206,43 @@ class _Context:
                                                 f"{', TENSOR rules' if extra_tape else ''})")
         return result
 
-    def compare(self, check, a, b):
+    def compare(self, check, a, b, scale=1e-30):
         a, b = _host(a), _host(b)
         scale = max(float(numpy.abs(a).max(initial=0.0)), float(numpy.abs(b).max(initial=0.0)),
-                    1e-30)
+                    scale)
         err = float(numpy.abs(a - b).max(initial=0.0))
         if not err <= self.tol["exact"] * scale:
             self.fail(check, f"max abs difference {err!r} (scale {scale!r}, rtol "
                              f"{self.tol['exact']})")
+
+    def batch_jacobians(self, pfor):
+        """``tape.batch_jacobian`` of every output of rank >= 2 w.r.t. every input of rank >= 2
+        with the same leading dimension, keyed by (output, input) indexes."""
+        sources = [self.args[i] for i in self.diff]
+        with GradientTape(persistent=True) as tape:
+            tape.watch(sources)
+            outs = _float_outputs(self.fn, self.args)
+        result = {}
+        for k, o in enumerate(outs):
+            for j, s in enumerate(sources):
+                if o.shape.rank >= 2 and s.shape.rank >= 2 and o.shape[0] == s.shape[0]:
+                    result[k, j] = tape.batch_jacobian(
+                        o, s, experimental_use_pfor=pfor,
+                        unconnected_gradients=UnconnectedGradients.ZERO)
+        return result
 
     def check_jacobian(self):
         vectorised, loop = self.jacobians(True), self.jacobians(False)
         for k, (rv, rl) in enumerate(zip(vectorised, loop)):
             for j, (a, b) in enumerate(zip(rv, rl)):
                 self.compare(f"jacobian (pfor) vs loop, output {k}, input {self.diff[j]}", a, b)
+        full = vectorised
+        vectorised, loop = self.batch_jacobians(True), self.batch_jacobians(False)
+        for (k, j), a in vectorised.items():
+            # Per-example blocks can be all rounding noise (a batch norm's): scale them by the
+            # whole Jacobian's largest entry.
+            self.compare(f"batch_jacobian (pfor) vs loop, output {k}, input {self.diff[j]}", a,
+                         loop[k, j], scale=float(numpy.abs(_host(full[k][j])).max(initial=0.0)))
 
     # --- RAW rules against TENSOR rules ------------------------------------------------------
     def check_namespaces(self):

@@ -22,14 +22,15 @@ import math
 
 from . import backend as B
 from .ops.registry import RAW
+from .sparse_cotangent import SparseCotangent
 
 
-class ColumnCotangent:
+class ColumnCotangent(SparseCotangent):
     """The dense batch ``(N, n0, *rest)`` whose element ``k`` is ``vals[k]`` (shape ``(n0,)``)
     at flat position ``cols[k]`` of ``rest`` in every row, zero elsewhere. ``cols`` is shared
     along a backward pass."""
     __slots__ = ("cols", "vals", "shape", "dtype", "_positions")
-    __array_ufunc__ = None  # ``dense_array + ColumnCotangent`` must reach ``__radd__``
+    rule = "col_vjp"
 
     def __init__(self, cols, vals, shape, positions=None):
         self.cols = cols
@@ -102,50 +103,34 @@ class ColumnCotangent:
         out[:, xp.arange(n), self.cols] = self.vals.T
         return out.reshape((n0, n) + tuple(rest))
 
-    def __add__(self, other):
-        if isinstance(other, ColumnCotangent):
-            if other.cols is self.cols:
-                return self.like(self.vals + other.vals)
-            other = other.dense()
-        return self.dense() + other
+    @property
+    def pattern(self):
+        return self.cols
 
-    __radd__ = __add__
-
-
-def backprop(op, g, saved, out, attrs, needs, shapes):
-    """The input gradients of one record for a column-sparse ``g`` (arrays,
-    ``ColumnCotangent`` or None), or None when this op needs the dense batch."""
-    if getattr(op, "col_vjp", None) is not None:
-        return op.col_vjp(g, saved or (), out, needs, **attrs)
-    if op.elementwise and op.user_grad is None and op.vjp is not None:
-        return _elementwise(op, g, saved, out, attrs, needs, shapes)
-    return None
-
-
-def _elementwise(op, g, saved, out, attrs, needs, shapes):
-    full = g.shape[1:]
-    for need, shape in zip(needs, shapes):
-        if need and tuple(shape) != full:
-            return None   # a broadcast input's gradient is not column-sparse
-    n, n0 = g.vals.shape
-    if saved:
-        saved = tuple(None if v is None else g.at_columns(v) for v in saved)
-    if out is not None:
-        out = g.at_columns(out)
-    F = RAW
-    context = F.nb, F.needs, F.shapes
-    try:
-        F.nb, F.needs = 0, needs
-        F.shapes = tuple(g.columns_shape(shape) for shape in shapes)
-        grads = op.vjp(F, g.vals, saved or (), out, **attrs)
-        result = []
-        for k, gk in enumerate(grads):
-            if gk is None or not needs[k]:
-                result.append(None)
-            else:
-                if gk.shape != (n, n0):
-                    gk = B.xp.broadcast_to(gk, (n, n0))
-                result.append(g.like(gk))
-        return result
-    finally:
-        F.nb, F.needs, F.shapes = context
+    def _elementwise(self, op, saved, out, attrs, needs, shapes):
+        full = self.shape[1:]
+        for need, shape in zip(needs, shapes):
+            if need and tuple(shape) != full:
+                return None   # a broadcast input's gradient is not column-sparse
+        n, n0 = self.vals.shape
+        if saved:
+            saved = tuple(None if v is None else self.at_columns(v) for v in saved)
+        if out is not None:
+            out = self.at_columns(out)
+        F = RAW
+        context = F.nb, F.needs, F.shapes
+        try:
+            F.nb, F.needs = 0, needs
+            F.shapes = tuple(self.columns_shape(shape) for shape in shapes)
+            grads = op.vjp(F, self.vals, saved or (), out, **attrs)
+            result = []
+            for k, gk in enumerate(grads):
+                if gk is None or not needs[k]:
+                    result.append(None)
+                else:
+                    if gk.shape != (n, n0):
+                        gk = B.xp.broadcast_to(gk, (n, n0))
+                    result.append(self.like(gk))
+            return result
+        finally:
+            F.nb, F.needs, F.shapes = context

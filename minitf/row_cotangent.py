@@ -20,13 +20,14 @@ import math
 
 from . import backend as B
 from .ops.registry import RAW
+from .sparse_cotangent import SparseCotangent
 
 
-class RowCotangent:
+class RowCotangent(SparseCotangent):
     """The dense batch ``(N, n0, *rest)`` whose element ``b`` is ``vals[b]`` on row
     ``rows[b]`` and zero elsewhere. ``rows`` is shared along a backward pass."""
     __slots__ = ("rows", "vals", "shape", "dtype")
-    __array_ufunc__ = None  # ``dense_array + RowCotangent`` must reach ``__radd__``
+    rule = "row_vjp"
 
     def __init__(self, rows, vals, n0):
         self.rows = rows
@@ -54,62 +55,46 @@ class RowCotangent:
         out[xp.arange(self.shape[0]), self.rows] = self.vals
         return out
 
-    def __add__(self, other):
-        if isinstance(other, RowCotangent):
-            if other.rows is self.rows:
-                return self.like(self.vals + other.vals)
-            other = other.dense()
-        return self.dense() + other
+    @property
+    def pattern(self):
+        return self.rows
 
-    __radd__ = __add__
+    def _elementwise(self, op, saved, out, attrs, needs, shapes):
+        rows, n0 = self.rows, self.shape[1]
+        ndim = len(self.shape) - 1   # rank of the op's output
+        rest = tuple(self.vals.shape[1:])
+        n = self.vals.shape[0]
 
+        def on_rows(value, shape):
+            if value is None:
+                return None
+            if len(shape) == ndim:
+                return value[rows] if shape[0] == n0 else value[0]
+            return value              # fewer axes: aligned with the trailing ones, no row axis
 
-def backprop(op, g, saved, out, attrs, needs, shapes):
-    """The input gradients of one record for a row-sparse ``g`` (arrays, ``RowCotangent`` or
-    None), or None when this op needs the dense batch."""
-    if getattr(op, "row_vjp", None) is not None:
-        return op.row_vjp(g, saved or (), out, needs, **attrs)
-    if op.elementwise and op.user_grad is None and op.vjp is not None:
-        return _elementwise(op, g, saved, out, attrs, needs, shapes)
-    return None
-
-
-def _elementwise(op, g, saved, out, attrs, needs, shapes):
-    rows, n0 = g.rows, g.shape[1]
-    ndim = len(g.shape) - 1       # rank of the op's output
-    rest = tuple(g.vals.shape[1:])
-    n = g.vals.shape[0]
-
-    def on_rows(value, shape):
-        if value is None:
-            return None
-        if len(shape) == ndim:
-            return value[rows] if shape[0] == n0 else value[0]
-        return value              # fewer axes: aligned with the trailing ones, no row axis
-
-    rowed = [len(s) == ndim and s[0] == n0 for s in shapes]
-    if saved:
-        saved = tuple(on_rows(v, s) for v, s in zip(saved, shapes))
-    if out is not None:
-        out = out[rows]
-    F = RAW
-    context = F.nb, F.needs, F.shapes
-    try:
-        F.nb, F.needs = 0, needs
-        F.shapes = tuple((n,) + tuple(s[1:]) if r else tuple(s[1:]) if len(s) == ndim
-                         else tuple(s) for s, r in zip(shapes, rowed))
-        grads = op.vjp(F, g.vals, saved or (), out, **attrs)
-        result = []
-        for k, gk in enumerate(grads):
-            if gk is None or not needs[k]:
-                result.append(None)
-                continue
-            if tuple(gk.shape) != (n,) + rest:
-                gk = B.xp.broadcast_to(gk, (n,) + rest)
-            if rowed[k]:
-                result.append(g.like(F.unbroadcast(gk, (n,) + tuple(shapes[k][1:]))))
-            else:  # broadcast along the rows: the sum over rows is the one nonzero row
-                result.append(gk.reshape((n, 1) + rest))
-        return result
-    finally:
-        F.nb, F.needs, F.shapes = context
+        rowed = [len(s) == ndim and s[0] == n0 for s in shapes]
+        if saved:
+            saved = tuple(on_rows(v, s) for v, s in zip(saved, shapes))
+        if out is not None:
+            out = out[rows]
+        F = RAW
+        context = F.nb, F.needs, F.shapes
+        try:
+            F.nb, F.needs = 0, needs
+            F.shapes = tuple((n,) + tuple(s[1:]) if r else tuple(s[1:]) if len(s) == ndim
+                             else tuple(s) for s, r in zip(shapes, rowed))
+            grads = op.vjp(F, self.vals, saved or (), out, **attrs)
+            result = []
+            for k, gk in enumerate(grads):
+                if gk is None or not needs[k]:
+                    result.append(None)
+                    continue
+                if tuple(gk.shape) != (n,) + rest:
+                    gk = B.xp.broadcast_to(gk, (n,) + rest)
+                if rowed[k]:
+                    result.append(self.like(F.unbroadcast(gk, (n,) + tuple(shapes[k][1:]))))
+                else:  # broadcast along the rows: the sum over rows is the one nonzero row
+                    result.append(gk.reshape((n, 1) + rest))
+            return result
+        finally:
+            F.nb, F.needs, F.shapes = context

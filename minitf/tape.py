@@ -15,8 +15,9 @@ from ._state import state
 from .nest import flatten, pack_sequence_as
 from .ops import registry
 from .ops.registry import RAW, TENSOR, OpView
-from .column_cotangent import ColumnCotangent, backprop as column_backprop
-from .row_cotangent import RowCotangent, backprop as row_backprop
+from .column_cotangent import ColumnCotangent
+from .row_cotangent import RowCotangent
+from .sparse_cotangent import SparseCotangent
 from .tensor import Tensor
 
 logger = logging.getLogger("minitf")
@@ -408,12 +409,8 @@ def _output_gradient(w, target):
     return w
 
 
-# The sparse batches of cotangents of vectorised jacobians, and their backward rules.
-_SPARSE_RULES = {RowCotangent: row_backprop, ColumnCotangent: column_backprop}
-
-
 def _dense(g):
-    return g.dense() if g.__class__ in _SPARSE_RULES else g
+    return g.dense() if isinstance(g, SparseCotangent) else g
 
 
 def _one_hot_rows(xp, start, stop, n, dtype):
@@ -544,11 +541,10 @@ class _Backward:
                 else:
                     needs = tuple([i in reach for i in in_ids])
                 in_grads = None
-                sparse_rule = _SPARSE_RULES.get(g.__class__)
-                if sparse_rule is not None:  # None back: this op needs the dense batch
-                    in_grads = sparse_rule(op, g, saved and _values(saved),
-                                           None if out is None else out._value, attrs, needs,
-                                           shapes)
+                if isinstance(g, SparseCotangent):  # None back: the op needs the dense batch
+                    in_grads = g.backprop(op, saved and _values(saved),
+                                          None if out is None else out._value, attrs, needs,
+                                          shapes)
                     if in_grads is None:
                         g = g.dense()
                 if in_grads is None:
@@ -577,7 +573,7 @@ class _Backward:
                         continue
                     shape = shapes[k]
                     if (gi.shape[nb:] if nb else gi.shape) != shape:
-                        if gi.__class__ in _SPARSE_RULES:
+                        if isinstance(gi, SparseCotangent):
                             gi = gi.dense()
                         F.nb = nb
                         gi = F.unbroadcast(gi, tuple(shape))  # keeps the nb leading batch dims
@@ -660,7 +656,7 @@ def _values(saved):
 def _check_gradients(op, in_grads, shapes):
     """``enable_check_numerics`` during a first-order backward pass (rules on bare arrays)."""
     for k, gi in enumerate(in_grads):
-        if gi.__class__ in _SPARSE_RULES:
+        if isinstance(gi, SparseCotangent):
             gi = gi.vals
         if gi is None or getattr(gi, "dtype", None) is None or gi.dtype.kind != "f":
             continue

@@ -247,7 +247,8 @@ def test_an_mlp_jacobian_stays_row_sparse_to_the_weights(monkeypatch):
     np.testing.assert_array_equal(vec[3].numpy(), np.tile(np.eye(2), (6, 1, 1)))
 
 
-def test_check_numerics_names_the_op_on_the_row_sparse_path():
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])  # row / column-sparse seeds
+def test_check_numerics_names_the_op_on_the_sparse_path(method):
     x = tf.constant(np.array([[1.0, -1.0], [0.0, 4.0]]))
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -255,6 +256,6 @@ def test_check_numerics_names_the_op_on_the_row_sparse_path():
     tf.debugging.enable_check_numerics()
     try:
         with pytest.raises(tf.InvalidArgumentError, match="sqrt"):
-            tape.jacobian(y, x)
+            getattr(tape, method)(y, x)
     finally:
         tf.debugging.disable_check_numerics()

@@ -91,6 +91,23 @@ def copy_weights(model, params):
         var.assign(value)
 
 
+def instruction_sets():
+    """What each party's kernels run on: numpy's widest SIMD target, OpenBLAS's kernel set,
+    minitf's native kernels' -march. ``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL
+    AVX512_SPR" OPENBLAS_CORETYPE=Haswell MINITF_NATIVE_MARCH=x86-64-v3`` (and PyTorch's
+    ``ATEN_CPU_CAPABILITY=avx2``) run this AVX-512 CPU as one without AVX-512."""
+    from minitf import native, openblas
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+        simd = [t for t in __cpu_dispatch__ if __cpu_features__.get(t)]
+        simd = simd[-1] if simd else "baseline"
+    except ImportError:
+        simd = "unknown"
+    torch_isa = peers.torch.backends.cpu.get_cpu_capability() if peers.available() else "-"
+    return (f"instruction sets: numpy {simd}, OpenBLAS {openblas.core_name() or 'unknown'}, "
+            f"minitf native {native.march()}, PyTorch {torch_isa}")
+
+
 # --- the GEMM floor ------------------------------------------------------------------------------
 
 def _products(workload, batch):
@@ -319,6 +336,7 @@ def main():
     print(f"backend {tf.get_backend()}, {os.cpu_count()} CPUs, "
           f"{args.threads or os.cpu_count()} BLAS/PyTorch threads, numpy {np.__version__}, "
           f"PyTorch {peers.torch.__version__ if peers.available() else 'not installed'}")
+    print(instruction_sets())
     if args.memory:
         run_memory([w for w in workloads if w != "tiny"])
     elif args.per_process:

@@ -44,6 +44,8 @@ _AXPBY_NAMES = {"float32": ("scipy_cblas_saxpby64_", "cblas_saxpby64_", "scipy_c
                             "cblas_daxpby")}
 _THREADS_NAMES = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
                   "scipy_openblas_get_num_threads", "openblas_get_num_threads")
+_CORENAME_NAMES = ("scipy_openblas_get_corename64_", "openblas_get_corename64_",
+                   "scipy_openblas_get_corename", "openblas_get_corename")
 _CALLBACK_NAMES = ("scipy_openblas_set_threads_callback_function64_",
                    "scipy_openblas_set_threads_callback_function",
                    "openblas_set_threads_callback_function64_",
@@ -115,6 +117,17 @@ def threads():
                 fn.restype, fn.argtypes = ctypes.c_int, []
                 _get_threads = fn
     return _get_threads() if _get_threads else None
+
+
+def core_name():
+    """The kernel set numpy's OpenBLAS runs on this CPU (``SkylakeX``, ``Haswell``, ``Zen``;
+    ``OPENBLAS_CORETYPE`` overrides it), or None where that is unknown."""
+    _search()
+    fn = next((getattr(_library, n) for n in _CORENAME_NAMES if hasattr(_library, n)), None)
+    if fn is None:
+        return None
+    fn.restype, fn.argtypes = ctypes.c_char_p, []
+    return fn().decode(errors="replace")
 
 
 def axpby_kernel(dtype):

@@ -163,6 +163,65 @@ def test_native_target_is_the_compilers_expansion():
     assert native._native_target(os.devnull + "/no-such-compiler") == ""
 
 
+def test_march_override_is_checked_and_keys_the_cache(monkeypatch):
+    """``MINITF_NATIVE_MARCH``: its own cache entry; refused, with the variable named, when the
+    compiler does not know it or it enables instruction sets ``-march=native`` does not."""
+    macros = {"-march=native": "#define __AVX2__ 1\n#define __tune_example__ 1",
+              "-march=older": "#define __AVX2__ 1\n#define __k8 1",
+              "-march=newer": "#define __AVX2__ 1\n#define __AVX512F__ 1",
+              "-march=bogus": ""}
+    monkeypatch.setattr(native, "_target_macros", lambda compiler, march: macros[march])
+    monkeypatch.delenv("MINITF_NATIVE_MARCH", raising=False)
+    native._check_march("cc")
+    base = native._cache_key("cc", "cc 1.0")
+    monkeypatch.setenv("MINITF_NATIVE_MARCH", "older")
+    native._check_march("cc")                                    # a subset: accepted
+    assert native.march() == "-march=older"
+    assert native._cache_key("cc", "cc 1.0") != base
+    monkeypatch.setenv("MINITF_NATIVE_MARCH", "newer")
+    with pytest.raises(ValueError, match=r"MINITF_NATIVE_MARCH='newer' enables \['__AVX512F__'\]"):
+        native._check_march("cc")
+    monkeypatch.setenv("MINITF_NATIVE_MARCH", "bogus")
+    with pytest.raises(ValueError, match="MINITF_NATIVE_MARCH='bogus': cc does not accept"):
+        native._check_march("cc")
+
+
+_OLDER_BUILD_SCRIPT = """
+import numpy as np
+from minitf import native, native_nn
+k = native.kernels()
+print(*[name for name in ("nn", "winograd", "direct_conv") if getattr(k, name) is not None])
+rng = np.random.default_rng(0)
+g = rng.standard_normal(70_001).astype(np.float32)
+y = rng.standard_normal(70_001).astype(np.float32)
+g[:4] = [np.nan, np.inf, -np.inf, -0.0]
+y[4:8] = [0.0, -0.0, np.nan, 1e-40]
+out = native_nn.relu_grad(g, y, np.empty_like(g))
+print(out is not None and np.array_equal(out.view(np.uint32), (g * (y > 0)).view(np.uint32)))
+"""
+
+
+@needs_kernels
+def test_kernels_built_for_avx2_give_numpys_bits(tmp_path):
+    """Built with ``MINITF_NATIVE_MARCH=x86-64-v3`` (AVX2, no AVX-512), as on a CPU without
+    AVX-512: every kernel family passes its start-up comparison with numpy, and the relu
+    gradient (a multiply by a comparison, which such a build once ran as a scalar branch per
+    element) gives numpy's bits."""
+    import shutil
+    import subprocess
+    import sys
+    if shutil.which("cc") is None or "__AVX2__" not in native._target_macros(
+            "cc", "-march=native"):
+        pytest.skip("not an x86 CPU with AVX2, or no C compiler")
+    env = dict(os.environ, MINITF_NATIVE_MARCH="x86-64-v3", MINITF_CACHE_DIR=str(tmp_path),
+               MINITF_BACKEND="numpy")
+    done = subprocess.run([sys.executable, "-c", _OLDER_BUILD_SCRIPT], env=env, timeout=600,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["nn", "winograd", "direct_conv", "True"]
+    assert len([p for p in os.listdir(tmp_path) if p.endswith(".so")]) == 1
+
+
 def _batch_state(sizes, dtype, seed):
     """Variables, slots and gradient buffers of several sizes: one below AdamBatch's copy
     limit, one above it (its gradient is read in place)."""

@@ -46,6 +46,8 @@ _THREADS_NAMES = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads
                   "scipy_openblas_get_num_threads", "openblas_get_num_threads")
 _CORENAME_NAMES = ("scipy_openblas_get_corename64_", "openblas_get_corename64_",
                    "scipy_openblas_get_corename", "openblas_get_corename")
+_LOCAL_THREADS_NAMES = ("scipy_openblas_set_num_threads_local64_",
+                       "scipy_openblas_set_num_threads_local", "openblas_set_num_threads_local")
 _CALLBACK_NAMES = ("scipy_openblas_set_threads_callback_function64_",
                    "scipy_openblas_set_threads_callback_function",
                    "openblas_set_threads_callback_function64_",
@@ -54,6 +56,7 @@ _library = None              # numpy's OpenBLAS, once found
 _get_threads = None          # its get_num_threads, once looked up (False: it has none)
 _handle = None               # (shutdown function, blas_server_avail flag) for parking
 _searched = False
+_set_local = None            # its set_num_threads_local, once looked up (False: it has none)
 
 
 def _loaded_openblas_paths():
@@ -128,6 +131,21 @@ def core_name():
         return None
     fn.restype, fn.argtypes = ctypes.c_char_p, []
     return fn().decode(errors="replace")
+
+
+def local_threads_setter():
+    """OpenBLAS's ``openblas_set_num_threads_local`` (0.3.27 and later) or None: it sets the
+    calling thread's thread count for its next BLAS calls (0: the global count again) and
+    returns the count in force before."""
+    global _set_local
+    if _set_local is None:
+        _search()
+        fn = next((getattr(_library, n) for n in _LOCAL_THREADS_NAMES
+                   if _library is not None and hasattr(_library, n)), None)
+        if fn is not None:
+            fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+        _set_local = fn if fn is not None else False
+    return _set_local or None
 
 
 def axpby_kernel(dtype):

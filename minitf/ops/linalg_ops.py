@@ -2,6 +2,7 @@
 import numpy
 
 from .. import backend as B
+from .. import openblas
 from ..tensor import Tensor
 from ._samples import u
 from .array_ops import matrix_transpose, reshape, transpose
@@ -62,10 +63,34 @@ def _matmul_forward(a, b):
     xp = B.xp
     if b.ndim == 2 and a.ndim > 2 and a.flags.c_contiguous:
         rows = int(numpy.prod(a.shape[:-1], dtype=numpy.int64))  # explicit: -1 fails on size 0
-        return (a.reshape(rows, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[-1],))
+        return _product(a.reshape(rows, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
     if a.ndim == 2 and b.ndim > 2:
         return xp.moveaxis(xp.tensordot(a, b, axes=([1], [b.ndim - 2])), 0, -2)
-    return xp.matmul(a, _few_rows_in_order(a, b) if a.ndim == 2 else b)
+    return _product(a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
+
+
+# OpenBLAS splits a product over its threads from 65536 x 4 multiply-adds on. Up to about a
+# million the split gains little, and the next kernel then reads half the result from the
+# other core's cache: with OpenBLAS's AVX2 kernels the relu gradient after the
+# (128, 10) @ (10, 512) product took 40 us against 14. Such products run on one thread (the
+# AVX-512 kernels run most of them so anyway, with their small-matrix path). The calling
+# thread's count goes back to the global one after, so a thread-local count set by other code
+# on this thread (openblas_set_num_threads_local) does not survive such a product.
+_SPLIT_FROM = 65536 * 4
+_ONE_THREAD_MAX = 1 << 20
+
+
+def _product(a, b, out=None):
+    """``a @ b`` for two matrices (into ``out``), on one BLAS thread where it is small."""
+    b = _few_rows_in_order(a, b)
+    if (_SPLIT_FROM < a.shape[0] * a.shape[1] * b.shape[1] <= _ONE_THREAD_MAX
+            and type(a) is numpy.ndarray and (set_local := openblas.local_threads_setter())):
+        set_local(1)
+        try:
+            return numpy.matmul(a, b, out=out)
+        finally:
+            set_local(0)
+    return B.xp.matmul(a, b, out=out)
 
 
 def _few_rows_in_order(a, b):
@@ -81,7 +106,7 @@ def _few_rows_in_order(a, b):
 
 def _matmul_out(out, a, b):
     if a.ndim == 2 and b.ndim == 2:
-        return B.xp.matmul(a, _few_rows_in_order(a, b), out=out)
+        return _product(a, b, out)
     return _matmul_forward(a, b)
 
 

@@ -427,3 +427,38 @@ def test_matmul_by_a_transposed_operand_with_few_rows(shape):
         np.testing.assert_array_equal(linalg_ops._matmul_out(out, g, w.T), want)
         copied = linalg_ops._few_rows_in_order(g, w.T)
         assert copied.flags.c_contiguous == (k <= 16 and m * n >= 1 << 14)
+
+
+def test_small_products_run_on_one_blas_thread(monkeypatch):
+    """A product above OpenBLAS's split threshold (65536 x 4 multiply-adds) and up to about a
+    million runs with the calling thread's OpenBLAS count at 1, handed back to the global
+    count after; smaller and larger ones are left to OpenBLAS. The values are numpy's."""
+    from minitf import openblas
+    from minitf.ops import linalg_ops
+    real = openblas.local_threads_setter() if B.get_backend() == "numpy" else None
+    if real is None:
+        pytest.skip("numpy's OpenBLAS with openblas_set_num_threads_local (0.3.27+) only")
+    global_count = openblas.threads()
+    counts = []
+
+    def recording(n):
+        previous = real(n)
+        counts.append(openblas.threads())
+        return previous
+
+    monkeypatch.setattr(openblas, "local_threads_setter", lambda: recording)
+    rng = np.random.default_rng(11)
+    cases = [((128, 512, 10), [1, global_count]), ((32, 784, 32), [1, global_count]),
+             ((64, 64, 64), []), ((128, 784, 512), [])]
+    for (m, k, n), want_counts in cases:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        counts.clear()
+        got = tf.matmul(tf.constant(a), tf.constant(b)).numpy()
+        assert counts == want_counts, (m, k, n)
+        np.testing.assert_array_equal(got, a @ b)
+        np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+        out = np.empty((m, n), np.float32)
+        assert linalg_ops._matmul_out(out, a, b) is out
+        np.testing.assert_array_equal(out, a @ b)
+    assert openblas.threads() == global_count

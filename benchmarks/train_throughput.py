@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 import minitf as tf  # noqa: E402
+from minitf.testing import sparse_ce_step  # noqa: E402
 import _torch_peers as peers  # noqa: E402
 from _numpy_cnn import NumpyCNN  # noqa: E402
 from _numpy_mlp import NumpyMLP  # noqa: E402
@@ -71,19 +72,6 @@ def shipped_cnn(sample):
     model = CNN(filters=(32, 64), kernel_size=3, dense_units=128, dropout=0.3)
     model(sample, training=False)
     return model
-
-
-def make_step(model, optimizer):
-    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    return step
 
 
 def copy_weights(model, params):
@@ -173,7 +161,7 @@ def build_row(workload, row):
         model = cnn()
     else:
         model = shipped_cnn(tensors[0][0])
-    step = make_step(model, tf.keras.optimizers.Adam(1e-3))
+    step = sparse_ce_step(model, tf.keras.optimizers.Adam(1e-3))
     return (tf.function(step) if row == "minitf function" else step), tensors
 
 

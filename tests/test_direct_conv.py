@@ -6,7 +6,7 @@ import pytest
 import minitf as tf
 from minitf import backend as B
 from minitf import direct_conv, kernel_threads, native
-from keras_step import sparse_ce_step
+from minitf.testing import sparse_ce_step
 
 pytestmark = pytest.mark.skipif(
     B.get_backend() != "numpy" or native.kernels() is None,

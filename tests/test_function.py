@@ -8,7 +8,7 @@ import pytest
 import minitf as tf
 from minitf import backend as B
 from minitf.function import MAX_PATHS_PER_SIGNATURE
-from keras_step import sparse_ce_step
+from minitf.testing import sparse_ce_step
 from minitf.host import host_call
 
 

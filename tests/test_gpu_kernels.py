@@ -8,7 +8,7 @@ import minitf as tf
 from minitf import backend as B
 from minitf import cuda_graphs, cuda_kernels, native
 from minitf.keras import layers, optimizers
-from keras_step import sparse_ce_step
+from minitf.testing import sparse_ce_step
 
 pytestmark = pytest.mark.cupy
 

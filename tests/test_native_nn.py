@@ -6,7 +6,7 @@ import minitf as tf
 from minitf import backend as B
 from minitf import native, native_nn
 from minitf.ops import conv_ops, norm_ops
-from keras_step import sparse_ce_step
+from minitf.testing import sparse_ce_step
 
 pytestmark = pytest.mark.skipif(
     B.get_backend() != "numpy" or native.kernels() is None or native.kernels().nn is None,

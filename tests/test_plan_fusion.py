@@ -9,7 +9,7 @@ from minitf import backend as B
 from minitf import native_nn, plan_fusion
 from minitf.ops import conv_ops, pool_fusion_ops
 from minitf.ops.registry import RAW
-from keras_step import sparse_ce_step
+from minitf.testing import sparse_ce_step
 
 
 def _awkward(rng, shape, dtype):

@@ -1,4 +1,5 @@
-"""The custom training step of TF's guides, for tests that train a small Keras model."""
+"""The custom training step of TF's guides, for tests and benchmarks that train a small Keras
+model."""
 import minitf as tf
 
 

@@ -44,6 +44,7 @@ from . import plan_fusion
 from .plan_memory import plan_memory
 from . import replay
 from ._state import state
+from .data.iterator import fetch_sources, push_back
 from .nest import flatten, pack_sequence_as
 from .ops.registry import caller_line
 from .tensor import Tensor, Variable
@@ -64,9 +65,12 @@ class TraceError(TypeError):
 
 class EagerFallbackWarning(UserWarning):
     """A ``minitf.function`` runs a signature eagerly: its trace depended on a tensor's value
-    (a Python ``if``/``while`` on a tensor, ``int(t)``, ``for i in tf.range(t)``)."""
+    (a Python ``if``/``while`` on a tensor, ``int(t)``, ``for i in tf.range(t)``) in more ways
+    than traced paths cover, or it iterated a dataset made during the call."""
 
 
+_CONTROL_FLOW_ADVICE = (" To keep it traced, compute with tensor ops (tf.where, tf.maximum), "
+                        "or decide in Python outside the function.")
 _EAGER = "eager"   # the plan of a signature whose calls run the Python function eagerly
 
 
@@ -146,7 +150,7 @@ class Function:
         if plan is _EAGER:
             return _eager_outputs(self._func(*args, **kwargs))
         try:
-            return plan.run([leaves[i] for i in plan.arg_positions])
+            return _run_plan(plan, leaves)
         except _GuardFailed:
             return self._other_path(key, args, kwargs, leaves)
 
@@ -159,7 +163,7 @@ class Function:
             if plan is tried:
                 continue
             try:
-                result = plan.run([leaves[i] for i in plan.arg_positions])
+                result = _run_plan(plan, leaves)
             except _GuardFailed:
                 continue
             self._plans[key] = plan
@@ -167,8 +171,9 @@ class Function:
         if len(paths) >= MAX_PATHS_PER_SIGNATURE:
             self._plans[key] = _EAGER
             self._paths.pop(key)
-            self._warn_eager(f"more than {MAX_PATHS_PER_SIGNATURE} different paths through "
-                             f"it, the last decided by {tried.guard_reason}")
+            self._warn_eager(f"Python control flow depends on tensor values (more than "
+                             f"{MAX_PATHS_PER_SIGNATURE} different paths through it, the last "
+                             f"decided by {tried.guard_reason})", _CONTROL_FLOW_ADVICE)
             return _eager_outputs(self._func(*args, **kwargs))
         return self._trace(key, args, kwargs, leaves)
 
@@ -223,7 +228,7 @@ class Function:
             # The trace ran for real, so its result is right; later calls run eagerly.
             self._plans[key] = _EAGER
             self._paths.pop(key, None)
-            self._warn_eager(f"{tracer.value_dependence}, after the function changed state")
+            self._warn_eager(tracer.eager_reason)
         else:
             plan.guard_reason = tracer.value_dependence
             plan.graph_replay = cuda_graphs.replayer(plan)   # None unless on a GPU
@@ -233,17 +238,17 @@ class Function:
         return pack_sequence_as(result, [Tensor(leaf._value.copy()) if isinstance(leaf, Variable)
                                          else leaf for leaf in flatten(result)])
 
-    def _warn_eager(self, reason):
+    def _warn_eager(self, reason, advice=None):
         if self._warned:
             return
         self._warned = True
+        if advice is None:
+            advice = _CONTROL_FLOW_ADVICE if reason.startswith("Python control") else ""
         warnings.warn(
             f"minitf.function {getattr(self._func, '__qualname__', self._func)} runs eagerly "
-            f"for these argument types: Python control flow depends on tensor values "
-            f"({reason}) in a way traced paths cannot cover. Results stay exact, but the Python "
-            f"body (and its side effects) runs on every call. To keep it traced, compute with "
-            f"tensor ops (tf.where, tf.maximum), or decide in Python outside the function.",
-            EagerFallbackWarning, stacklevel=_user_stacklevel())
+            f"for these argument types: {reason}, which traced plans cannot repeat. Results "
+            f"stay exact, but the Python body (and its side effects) runs on every call."
+            f"{advice}", EagerFallbackWarning, stacklevel=_user_stacklevel())
 
     def get_concrete_function(self, *args, **kwargs):
         """A ``ConcreteFunction`` for these arguments (tensors or ``TensorSpec``s; Python values
@@ -334,6 +339,22 @@ class ConcreteFunction:
         args, _ = self.structured_input_signature
         params = ", ".join(f"{n}={a!r}" for n, a in zip(self._values, args))
         return f"ConcreteFunction {self._function.__name__}({params})"
+
+
+def _run_plan(plan, leaves):
+    """Replay ``plan`` on a call's argument leaves, after reading the elements its trace read
+    from dataset iterators (pushed back unread when the plan cannot use them)."""
+    args = [leaves[i] for i in plan.arg_positions]
+    if not plan.sources:
+        return plan.run(args)
+    arrays, read = fetch_sources(plan.sources)
+    if arrays is None:
+        raise _GuardFailed("an element read from an iterator has another shape or dtype")
+    try:
+        return plan.run(args + arrays)
+    except _GuardFailed:
+        push_back(read)
+        raise
 
 
 def _user_stacklevel():
@@ -435,6 +456,8 @@ class _Tracer:
         self._const_slots = {}
         self.value_shaped = set()  # slots whose shape depends on input values, not shapes
         self.value_dependence = None  # the first Python use of a traced value, if any
+        self.sources = []         # (iterator, [(shape, dtype)]) per ``next`` (data/iterator.py)
+        self.eager_reason = None  # why no plan can repeat this trace, if so
 
     # --- slots ---------------------------------------------------------------------------------
     def _new_slot(self, array, kind):
@@ -462,6 +485,17 @@ class _Tracer:
     def is_symbolic(self, t):
         return t._id in self.slot_of and self.kind[self.slot_of[t._id]] in ("input", "temp", "var") \
             or isinstance(t, Variable)
+
+    def add_source(self, iterator, tensors):
+        """``next(iterator)`` read ``tensors``: inputs every replay reads anew."""
+        for t in tensors:
+            self.add_input(t)
+        self.sources.append((iterator, [(t._value.shape, t._value.dtype) for t in tensors]))
+
+    def run_eagerly(self, reason):
+        """No plan can repeat what this trace did: its calls will run the Python function."""
+        if self.eager_reason is None:
+            self.eager_reason = reason
 
     def untraceable(self, what):
         raise TraceError(f"minitf.function cannot trace {what}: the value of a traced tensor is "
@@ -511,10 +545,15 @@ class _Tracer:
 
     # --- plan ----------------------------------------------------------------------------------
     def build(self, result, arg_positions):
-        """The plan, or None when a guard cannot run before the trace's effects (a replay
-        must be abandoned without having changed any state)."""
+        """The plan, or None (``eager_reason`` says why) when no plan can repeat the trace:
+        a guard cannot run before the trace's effects (a replay must be abandoned without
+        having changed any state), or ``run_eagerly`` was called."""
+        if self.eager_reason is not None:
+            return None
         steps = _guards_first(self.steps, self.kind)
         if steps is None:
+            self.eager_reason = (f"Python control flow depends on tensor values "
+                                 f"({self.value_dependence}, after the function changed state)")
             return None
         self.steps = steps
         leaves = list(flatten(result))
@@ -607,6 +646,7 @@ class _Plan:
         self.arg_positions = arg_positions
         self.structure = result
         self.input_slots = tracer.input_slots
+        self.sources = tracer.sources
         self.out_refs = out_refs
         kinds = tracer.kind
         # Dead-step elimination: keep steps with effects and what they (or outputs) need.

@@ -26,6 +26,7 @@ from .. import backend as B
 from .. import dtypes
 from ..nest import flatten, map_structure, pack_sequence_as
 from ..ops.convert import convert_to_tensor
+from ..ops.registry import InvalidArgumentError
 from ..tensor import Tensor, TensorShape  # noqa: F401
 from ..tensor_spec import TensorSpec
 
@@ -112,6 +113,8 @@ class Dataset:
             raise TypeError("Dataset.from_generator: `generator` must be callable (a "
                             "function returning an iterator), got "
                             f"{type(generator).__name__}")
+        if output_signature is None and output_types is not None:
+            output_signature = _signature_of(output_types, output_shapes)
         return _Generator(generator, tuple(args or ()), output_signature)
 
     @staticmethod
@@ -194,7 +197,8 @@ class Dataset:
 
     # --- inspection ----------------------------------------------------------------------------
     def __iter__(self):
-        return iter(self._iterate())
+        from .iterator import DatasetIterator
+        return DatasetIterator(self)
 
     def as_numpy_iterator(self):
         """The elements with numpy arrays (host copies) in place of tensors."""
@@ -289,13 +293,49 @@ class _Range(Dataset):
         return TensorSpec((), self.dtype)
 
 
+def _signature_of(types, shapes):
+    """``output_types`` / ``output_shapes`` (TF's older arguments) as a nest of TensorSpecs."""
+    if isinstance(types, dict):
+        return {k: _signature_of(t, None if shapes is None else shapes[k])
+                for k, t in types.items()}
+    if isinstance(types, (tuple, list)):
+        return tuple(_signature_of(t, None if shapes is None else shapes[i])
+                     for i, t in enumerate(types))
+    return TensorSpec(None if shapes is None else tuple(shapes), types)
+
+
+def _conform(spec, value, where):
+    """A generator's element in the structure and dtypes of ``output_signature`` (TF converts
+    each value to its spec's dtype and checks its shape)."""
+    if isinstance(spec, TensorSpec):
+        array = np.asarray(_host(value) if isinstance(value, Tensor) else value,
+                           dtype=spec.dtype.np)
+        if not spec.is_compatible_with(array):
+            raise InvalidArgumentError(
+                f"Dataset.from_generator: {where} has shape {array.shape}, but "
+                f"output_signature declares {spec.shape} ({spec})")
+        return Tensor(B.xp.asarray(array))
+    if isinstance(spec, dict):
+        if not isinstance(value, dict) or set(value) != set(spec):
+            raise TypeError(f"Dataset.from_generator: {where} must be a dict with keys "
+                            f"{sorted(spec)}, got {value!r:.80}")
+        return {k: _conform(spec[k], value[k], f"{where}[{k!r}]") for k in spec}
+    if not isinstance(value, (tuple, list)) or len(value) != len(spec):
+        raise TypeError(f"Dataset.from_generator: {where} must be a sequence of {len(spec)} "
+                        f"values as output_signature declares, got {value!r:.80}")
+    return tuple(_conform(s, v, f"{where}[{i}]") for i, (s, v) in enumerate(zip(spec, value)))
+
+
 class _Generator(Dataset):
     def __init__(self, generator, args, signature):
         self.generator, self.args, self.signature = generator, args, signature
 
     def _iterate(self):
         for element in self.generator(*self.args):
-            yield _structure(element)
+            if self.signature is None:
+                yield _structure(element)
+            else:
+                yield _conform(self.signature, element, "an element")
 
     def _element_spec(self):
         return self.signature if self.signature is not None else super()._element_spec()
@@ -355,7 +395,10 @@ class _Map(_Unary):
 
     def _iterate(self):
         for element in self.source._iterate():
-            yield _structure(_call(self.fn, element))
+            result = _call(self.fn, element)
+            if isinstance(result, list):    # TF packs a returned list as a tuple
+                result = tuple(result)
+            yield _structure(result)
 
 
 class _Filter(_Unary):

@@ -1,0 +1,124 @@
+"""The iterator of a ``Dataset`` (``iter(ds)``), readable inside ``minitf.function``.
+
+TF's custom-loop guides pass an iterator to a traced step and read it there::
+
+    iterator = iter(dataset)
+    @tf.function
+    def train_step(iterator):
+        x, y = next(iterator)
+        ...
+    for _ in range(steps): train_step(iterator)
+
+Every call must read the next element. A trace records each ``next`` as a *source*: the
+element's tensors become inputs of the plan, and every replay first fetches that many elements
+from the iterator (see ``function.py``). A replay that cannot use them (an element of another
+shape, such as a last partial batch, or a guard on a traced value) pushes them back unread
+before anything else happens, and the call traces or replays the plan that fits.
+
+An iterator made inside the traced call (``for x in dataset:`` in the function body) is read in
+full on every call in TF; a plan cannot repeat that, so such a function runs eagerly (with an
+``EagerFallbackWarning``), and its results stay right.
+"""
+import collections
+
+from .. import errors
+from .._state import PauseRecording, state
+from ..nest import flatten, pack_sequence_as
+from ..tensor import Tensor
+
+
+class DatasetIterator:
+    """``iter(dataset)``: yields the dataset's elements once, in order."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._elements = iter(dataset._iterate())
+        self._pushed_back = collections.deque()
+        self._made_in_trace = state.tracer is not None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        tracer = state.tracer
+        if tracer is None:
+            return self._next_element()
+        if self._made_in_trace:
+            tracer.run_eagerly("it iterates a dataset made during the call (`for x in "
+                               "dataset` in the function); TF reads it in full on every call")
+            return self._next_element()
+        return self._read_in_trace(tracer)
+
+    def get_next(self):
+        """The next element; ``tf.errors.OutOfRangeError`` at the end (as TF)."""
+        try:
+            return next(self)
+        except StopIteration:
+            raise errors.OutOfRangeError(None, None, "End of sequence") from None
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec
+
+    # --- for function plans ------------------------------------------------------------------
+    def _next_element(self):
+        if self._pushed_back:
+            return self._pushed_back.popleft()
+        return next(self._elements)
+
+    def _push_back(self, elements):
+        """Return ``elements`` (read last, in reading order) to the front of the iterator."""
+        self._pushed_back.extendleft(reversed(elements))
+
+    def _read_in_trace(self, tracer):
+        saved = state.tracer
+        state.tracer = None     # the pipeline's own ops (map functions) are not the step's
+        state.refresh()
+        try:
+            with PauseRecording():
+                element = self._next_element()
+        except StopIteration:
+            tracer.run_eagerly("it reads an iterator to its end")
+            raise
+        finally:
+            state.tracer = saved
+            state.refresh()
+        leaves = list(flatten(element))
+        if not all(isinstance(leaf, Tensor) for leaf in leaves):
+            tracer.run_eagerly("an element read from an iterator holds Python values")
+            return element
+        fresh = [Tensor(leaf._value) for leaf in leaves]
+        tracer.add_source(self, fresh)
+        return pack_sequence_as(element, fresh)
+
+
+def fetch_sources(sources):
+    """Read one element per ``(iterator, specs)`` of a plan, as its extra inputs: the arrays
+    in order, and the ``(iterator, element)`` pairs read (to push back with ``push_back``).
+    ``specs`` are the ``(shape, dtype)`` of each of the traced element's arrays; the
+    second value is None, and nothing stays read, when an element differs from them."""
+    arrays, read = [], []
+    try:
+        for iterator, specs in sources:
+            element = iterator._next_element()
+            read.append((iterator, element))
+            values = [leaf._value if isinstance(leaf, Tensor) else None
+                      for leaf in flatten(element)]
+            if len(values) != len(specs) or any(
+                    v is None or (v.shape, v.dtype) != spec for v, spec in zip(values, specs)):
+                push_back(read)
+                return None, None
+            arrays.extend(values)
+    except StopIteration:
+        push_back(read)
+        raise errors.OutOfRangeError(None, None, "End of sequence") from None
+    return arrays, read
+
+
+def push_back(read):
+    """Undo ``fetch_sources``: every element goes back to its iterator, in order."""
+    by_iterator = {}
+    for iterator, element in read:
+        by_iterator.setdefault(id(iterator), (iterator, []))[1].append(element)
+    for iterator, elements in by_iterator.values():
+        iterator._push_back(elements)

@@ -44,7 +44,7 @@ def compile_steps(steps, table, buffers, input_slots, out_refs):
     ``steps``: ``(mode, fn, input slots, attrs, output slot, target, slots to release)``;
     ``table``: slot -> constant or variable array (None for temporaries and inputs).
     """
-    namespace = {"_to_array": _to_array}
+    namespace = {"_to_array": _to_array, "__name__": __name__}   # caller_line skips it
     lines = ["def run(args):"]
     for k, slot in enumerate(input_slots):
         lines.append(f"    s{slot} = _to_array(args[{k}])")

@@ -155,6 +155,21 @@ def test_tf_errors_hierarchy_and_codes():
     assert errors.InvalidArgumentError("x").error_code == errors.INVALID_ARGUMENT == 3
 
 
+def test_errors_take_tensorflows_constructor_arguments():
+    # TF's signature is (node_def, op, message): user code raises them that way
+    # (tensorflow/python/framework/errors_impl.py).
+    e = tf.errors.InvalidArgumentError(None, None, "bad thing")
+    assert (str(e), e.message, e.op, e.node_def) == ("bad thing", "bad thing", None, None)
+    assert e.error_code == tf.errors.INVALID_ARGUMENT
+    e = tf.errors.OpError(None, "op", "failed", tf.errors.ABORTED)
+    assert (e.message, e.op, e.error_code) == ("failed", "op", tf.errors.ABORTED)
+    with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence"):
+        raise tf.errors.OutOfRangeError(None, None, "End of sequence")
+    import copy     # rebuilt from __reduce__, as when an exception crosses processes
+    again = copy.deepcopy(tf.errors.NotFoundError(None, "read", "gone"))
+    assert (type(again), again.message, again.op) == (tf.errors.NotFoundError, "gone", "read")
+
+
 @pytest.mark.parametrize("bad", [
     lambda: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]),
     lambda: tf.matmul(tf.ones((2, 3)), tf.ones((2, 3))),
@@ -175,3 +190,22 @@ def test_an_op_that_cannot_allocate_raises_resource_exhausted():
     with pytest.raises(tf.errors.ResourceExhaustedError, match=r"tile: out of memory .*\(1,\)"):
         tf.tile(tf.ones((1,)), [10 ** 13])
     assert issubclass(tf.errors.ResourceExhaustedError, MemoryError)
+
+
+def test_numeric_checks_run_on_every_replay_of_a_function():
+    # TF checks on every call of a tf.function (tf.debugging.enable_check_numerics docs).
+    @tf.function
+    def log2(x):
+        return tf.math.log(x) * 2
+
+    tf.debugging.enable_check_numerics()
+    try:
+        np.testing.assert_allclose(log2(tf.constant([1.0, 2.0])).numpy(), [0, 2 * np.log(2)],
+                                   rtol=1e-6)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"op 'log' produced NaN.*test_errors\.py"), \
+                np.errstate(invalid="ignore"):     # numpy's own warning is not the point
+            log2(tf.constant([-1.0, 2.0]))          # a replay of the first call's plan
+    finally:
+        tf.debugging.disable_check_numerics()
+    assert log2.experimental_get_tracing_count() == 1

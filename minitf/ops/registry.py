@@ -259,6 +259,8 @@ def record(op, inputs, attrs, y):
         _check_numerics(op, inputs, y)
     if state.tracer is not None:
         state.tracer.record_op(op, inputs, attrs, y)
+        if state.check_numerics:    # every replay checks the output again
+            state.tracer.record_host(_replayed_numerics_check(op, inputs, y), (y,))
     # Only float outputs of differentiable ops are recorded (``op.differentiable`` inlined).
     if (op.vjp is None and op.user_grad is None) or y._value.dtype.kind != "f":
         return
@@ -271,18 +273,29 @@ def record(op, inputs, attrs, y):
 class OpError(Exception):
     """TF's base class of op errors (``tf.errors.OpError``): ``message``, ``op``, ``error_code``.
 
-    Defined here, below the ops that raise it; ``minitf.errors`` has the whole family.
+    Made as TF makes them, ``InvalidArgumentError(node_def, op, message)``, or with the message
+    alone (``InvalidArgumentError("...")``). Defined here, below the ops that raise it;
+    ``minitf.errors`` has the whole family.
     """
     code_default = 2  # UNKNOWN
 
-    def __init__(self, message="", op=None, error_code=None):
+    def __init__(self, *args, message="", op=None, error_code=None, node_def=None):
+        if len(args) >= 3:      # TF's signature: (node_def, op, message[, error_code])
+            node_def, op, message = args[:3]
+            if len(args) > 3:
+                error_code = args[3]
+        elif args:
+            message = args[0]
+            if len(args) > 1:
+                op = args[1]
         super().__init__(message)
         self.message = message
         self.op = op
+        self.node_def = node_def
         self.error_code = self.code_default if error_code is None else error_code
 
     def __reduce__(self):
-        return type(self), (self.message, self.op, self.error_code)
+        return type(self), (self.node_def, self.op, self.message, self.error_code)
 
 
 class InvalidArgumentError(OpError, ValueError):
@@ -313,14 +326,23 @@ def caller_line():
     return f"{frame.f_code.co_filename}:{frame.f_lineno}: {src}"
 
 
-def _check_numerics(op, inputs, y):
+def _check_numerics(op, inputs, y, array=None):
     xp = B.xp
-    if y._value.dtype.kind == "f" and not bool(xp.isfinite(y._value).all()):
+    array = y._value if array is None else array
+    if array.dtype.kind == "f" and not bool(xp.isfinite(array).all()):
         shapes = ", ".join(str(tuple(t._value.shape)) for t in inputs)
-        kind = "NaN" if bool(xp.isnan(y._value).any()) else "Inf"
+        kind = "NaN" if bool(xp.isnan(array).any()) else "Inf"
         raise InvalidArgumentError(
             f"check_numerics: op {op.name!r} produced {kind} (input shapes {shapes}; "
-            f"output shape {tuple(y._value.shape)}) at {caller_line()}")
+            f"output shape {tuple(array.shape)}) at {caller_line()}")
+
+
+def _replayed_numerics_check(op, inputs, y):
+    """The host step a function trace records after each op under ``enable_check_numerics``."""
+    def check(array):
+        _check_numerics(op, inputs, y, array)
+    check.reads_only = True
+    return check
 
 
 def _out_of_memory(op, inputs, exc):

@@ -22,6 +22,24 @@ def test_python_values_take_tf_default_dtypes():
     assert tf.Variable([[2, 2]], dtype=tf.int8).dtype == tf.int8
 
 
+def test_python_values_with_a_requested_dtype_are_not_rounded_through_float32():
+    # TF converts the Python value straight to the requested dtype ("Introduction to
+    # Tensors"): 0.1 as float64 is the double 0.1, and 1e-50 / 1e300 survive.
+    assert tf.constant(0.1, dtype=tf.float64).numpy() == 0.1
+    np.testing.assert_array_equal(tf.constant([1e-50, 1e300], dtype=tf.float64).numpy(),
+                                  [1e-50, 1e300])
+    assert tf.Variable(1 / 3, dtype=tf.float64).numpy() == 1 / 3
+    v = tf.Variable(tf.zeros(2, tf.float64))
+    v.assign([0.1, 0.3])
+    np.testing.assert_array_equal(v.numpy(), [0.1, 0.3])
+    assert tf.fill([2], tf.constant(0.1, tf.float64)).numpy()[1] == 0.1
+    assert tf.linspace(tf.constant(0.0, tf.float64), 0.3, 4).numpy()[-1] == 0.3
+    # float32 and float16 still round the value once, to their own precision
+    assert tf.constant(0.1, dtype=tf.float32).numpy() == np.float32(0.1)
+    assert tf.constant(0.1, dtype=tf.float16).numpy() == np.float16(0.1)
+    assert tf.constant(2 ** 40, dtype=tf.int64).numpy() == 2 ** 40
+
+
 def test_dtype_objects():
     assert tf.float32.name == "float32" and repr(tf.float64) == "tf.float64"
     assert tf.as_dtype("float64") is tf.float64 and tf.float64 != tf.float32

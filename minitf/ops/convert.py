@@ -25,16 +25,17 @@ def _check_kind(arr, value):
                         f"unsupported dtype {arr.dtype}")
 
 
-def _default_array(value):
+def _default_array(value, narrow=True):
     """Python scalars and lists: floats become float32 and ints int32 (int64 when they do not
-    fit), as in TF."""
+    fit), as in TF. ``narrow=False`` keeps numpy's float64/int64 (for a requested dtype, which
+    takes the Python value as it is: ``constant(0.1, float64)`` is 0.1, not float32's 0.1)."""
     try:
         arr = numpy.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists, odd objects
         raise TypeError(f"cannot convert {type(value).__name__} {value!r:.80} to a tensor: "
                         f"{exc}") from None
     _check_kind(arr, value)
-    if arr.dtype.itemsize == 8 and arr.dtype.kind in "fiu":
+    if narrow and arr.dtype.itemsize == 8 and arr.dtype.kind in "fiu":
         if arr.dtype.kind == "f":
             arr = arr.astype(numpy.float32)
         elif arr.size == 0 or (_INT32.min <= arr.min() and arr.max() <= _INT32.max):
@@ -67,7 +68,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(value)):
         from .array_ops import stack
         return stack([convert_to_tensor(v, dtype=dtype) for v in value])
-    arr = _default_array(value)
+    arr = _default_array(value, narrow=dtype is None)
     if dtype is not None:
         if not _fits(arr, dtype):
             raise TypeError(f"cannot convert {value!r:.80} to a tensor of dtype {dtype.name}")

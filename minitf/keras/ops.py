@@ -95,7 +95,13 @@ def dot(x1, x2):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
-    return _l.norm(x, ord="euclidean" if ord is None else ord, axis=axis, keepdims=keepdims)
+    """``numpy.linalg.norm``'s rules (Keras's): with no ``axis`` a 2-D input takes the matrix
+    norm ``ord`` names; ``ord=None`` is the 2-norm of the flattened input."""
+    if ord is None:
+        ord = "euclidean"   # noqa: A001
+    elif axis is None and len(convert_to_tensor(x).shape) == 2:
+        axis = (-2, -1)
+    return _l.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
 def stop_gradient(x):

@@ -7,7 +7,7 @@ from ..tensor import Tensor
 from ._samples import u
 from .array_ops import matrix_transpose, reshape, transpose
 from .convert import convert_to_tensor, operand_pair
-from .math_ops import multiply, sqrt, where, abs as _abs
+from .math_ops import multiply, sqrt, where, abs as _abs, pow as _pow
 from .reduce_ops import reduce_max, reduce_sum
 from .registry import InvalidArgumentError, apply2, defop
 
@@ -253,17 +253,53 @@ def tensordot(a, b, axes, name=None):
     return reshape(out, [sa[i] for i in free_a] + [sb[i] for i in free_b])
 
 
+def _norm_axis(a, ndim, ord):  # noqa: A002
+    if not isinstance(a, (int, numpy.integer)) or isinstance(a, bool) or not -ndim <= a < ndim:
+        raise ValueError(f"norm: axis must be None, an int or a pair of ints in [-{ndim}, {ndim}) "
+                         f"(rank {ndim}), got {a!r} (ord={ord!r})")
+    return int(a) % ndim
+
+
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
-    """Vector norms (``"euclidean"``/2, 1, ``inf``) and the Frobenius norm over two axes."""
+    """TF's ``norm``. ``axis`` None (the whole tensor as one vector) or one axis: the vector
+    p-norm for any real ``p > 0`` or ``inf`` (``"euclidean"`` is 2). ``axis`` a pair: the matrix
+    norm, ``"euclidean"``/``"fro"`` Frobenius, 1 the largest column abs sum, ``inf`` the largest
+    row abs sum; ``ord=2`` there (the spectral norm) needs an SVD, which minitf does not have."""
     x = tensor if isinstance(tensor, Tensor) else convert_to_tensor(tensor)
     keepdims = bool(keepdims)
-    if ord in ("euclidean", "fro", 2, 2.0):
+    ord_is_real = (isinstance(ord, (int, float, numpy.integer, numpy.floating))
+                   and not isinstance(ord, bool))
+    if isinstance(axis, (list, tuple)) and len(axis) == 2:
+        r, c = (_norm_axis(a, x.ndim, ord) for a in axis)
+        if r == c:
+            raise ValueError(f"norm: the two matrix axes must differ, got ord={ord!r}, "
+                             f"axis={axis!r}")
+        if ord in ("euclidean", "fro"):
+            return sqrt(reduce_sum(multiply(x, x), axis=(r, c), keepdims=keepdims))
+        if ord_is_real and ord in (1, numpy.inf):  # sum down columns (1) or along rows (inf)
+            sums = reduce_sum(_abs(x), axis=r if ord == 1 else c, keepdims=True)
+            return reduce_max(sums, axis=(r, c), keepdims=keepdims)
+        if ord_is_real and ord == 2:
+            raise NotImplementedError(
+                "tf.norm(ord=2) on matrix axes (the spectral norm) needs an SVD, which minitf "
+                "does not have; use ord='fro', 1 or np.inf")
+        raise ValueError(f"norm: ord must be a matrix norm ('euclidean', 'fro', 1, 2, inf) "
+                         f"for matrix axes, got ord={ord!r}, axis={axis!r}")
+    if isinstance(axis, (list, tuple)) and len(axis) == 1:
+        axis = axis[0]
+    if axis is not None:
+        axis = _norm_axis(axis, x.ndim, ord)
+    if ord == "euclidean" or ord_is_real and ord == 2:
         return sqrt(reduce_sum(multiply(x, x), axis=axis, keepdims=keepdims))
-    if ord in (1, 1.0):
-        return reduce_sum(_abs(x), axis=axis, keepdims=keepdims)
-    if ord in (numpy.inf, "inf"):
+    if not ord_is_real or not ord > 0:
+        raise ValueError(f"norm: ord must be 'euclidean', inf or a real p > 0 for a vector norm "
+                         f"(axis None or one axis), got ord={ord!r}, axis={axis!r}")
+    if ord == numpy.inf:
         return reduce_max(_abs(x), axis=axis, keepdims=keepdims)
-    raise ValueError(f"norm: ord must be 'euclidean', 'fro', 1, 2 or inf, got {ord!r}")
+    if ord == 1:
+        return reduce_sum(_abs(x), axis=axis, keepdims=keepdims)
+    total = reduce_sum(_pow(_abs(x), float(ord)), axis=axis, keepdims=keepdims)
+    return _pow(total, 1.0 / float(ord))
 
 
 def diag(diagonal, name=None):

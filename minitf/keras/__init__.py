@@ -17,4 +17,4 @@ from .models import Model, Sequential  # noqa: F401
 from .trainer import History  # noqa: F401
 
 from . import keras_backend as backend  # noqa: E402
-from . import datasets, ops, random, regularizers, utils  # noqa: E402,F401
+from . import constraints, datasets, ops, random, regularizers, utils  # noqa: E402,F401

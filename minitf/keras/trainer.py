@@ -2,9 +2,10 @@
 
 ``compile(optimizer, loss, metrics)`` accepts objects or Keras names, resolved through
 ``keras.optimizers.get``, ``keras.losses.get`` and ``keras.metrics.get``; ``"accuracy"``/``"acc"``
-picks the accuracy that matches the loss, as Keras does. A loss function of ``(y_true, y_pred)``
-is wrapped as Keras wraps it (per-sample values, weighted by ``sample_weight``, averaged over the
-batch). Under the ``mixed_float16`` policy the optimizer is wrapped in a ``LossScaleOptimizer``.
+picks the accuracy that matches a known loss name, otherwise the one the shapes of the first
+batch call for (Keras 3's rule), and is logged under the name given. A loss function of
+``(y_true, y_pred)`` is wrapped as Keras wraps it (per-sample values, weighted by
+``sample_weight``, averaged over the batch). Under the ``mixed_float16`` policy the optimizer is wrapped in a ``LossScaleOptimizer``.
 
 The steps follow Keras 3: ``train_step(data)``, ``test_step(data)`` and ``predict_step(data)``
 receive a batch ``(x, y, sample_weight)`` (unpack it with
@@ -21,6 +22,7 @@ from ..ops import array_ops, math_ops, reduce_ops
 from ..ops.convert import convert_to_tensor
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable
+from . import metrics as metrics_module
 from .callbacks import History  # noqa: F401 - re-exported (keras.History)
 from .trainer_data import num_samples, pack_x_y_sample_weight, unpack_x_y_sample_weight
 
@@ -73,26 +75,6 @@ class _FnMetric(_MeanTracker):
         self.count.assign_add(reduce_ops.reduce_sum(weights))
 
 
-def _sparse_accuracy(y, p):
-    y = array_ops.reshape(y, tuple(p.shape[:-1]))
-    pred = reduce_ops.argmax(p, axis=-1)
-    return math_ops.cast(math_ops.equal(math_ops.cast(y, pred.dtype), pred), dtypes.float32)
-
-
-def _categorical_accuracy(y, p):
-    return math_ops.cast(math_ops.equal(reduce_ops.argmax(y, axis=-1),
-                                        reduce_ops.argmax(p, axis=-1)), dtypes.float32)
-
-
-def _binary_accuracy(y, p):
-    y = math_ops.cast(y, p.dtype)
-    return math_ops.cast(math_ops.equal(y > 0.5, p > 0.5), dtypes.float32)
-
-
-def _exact_accuracy(y, p):
-    return math_ops.cast(math_ops.equal(math_ops.cast(y, p.dtype), p), dtypes.float32)
-
-
 def _loss_kind(loss):
     name = loss if isinstance(loss, str) else getattr(loss, "__name__", type(loss).__name__)
     name = name.lower().replace("_", "")
@@ -102,21 +84,49 @@ def _loss_kind(loss):
     return None
 
 
-def _accuracy_metric(loss):
-    """Keras' rule for ``metrics=["accuracy"]``: the accuracy that fits the loss."""
-    from . import metrics as metrics_module
+def _shape_kind(y_true, y_pred):
+    """Keras 3's ``is_binary_or_sparse_categorical``: ``"binary"`` when y_pred's last axis is 1
+    (or y_pred is 1-D), ``"sparsecategorical"`` when y_true has a lower rank than y_pred or a
+    last axis of 1, else ``"categorical"``."""
+    t, p = tuple(y_true.shape), tuple(y_pred.shape)
+    if len(p) <= 1 or p[-1] == 1:
+        return "binary"
+    if len(t) < len(p) or (t and t[-1] == 1):
+        return "sparsecategorical"
+    return "categorical"
+
+
+_ACCURACIES = {"sparsecategorical": "SparseCategoricalAccuracy",
+               "categorical": "CategoricalAccuracy", "binary": "BinaryAccuracy"}
+
+
+def _accuracy_metric(loss, name="accuracy"):
+    """Keras' rule for ``metrics=["accuracy"]``/``["acc"]``: the accuracy that fits a known
+    loss name, otherwise the one the shapes of the first batch call for. The metric is named
+    by the identifier given (``"acc"`` logs as ``acc``)."""
     kind = _loss_kind(loss)
-    cls_name, fn = {"sparsecategorical": ("SparseCategoricalAccuracy", _sparse_accuracy),
-                    "categorical": ("CategoricalAccuracy", _categorical_accuracy),
-                    "binary": ("BinaryAccuracy", _binary_accuracy)}.get(
-        kind, ("Accuracy", _exact_accuracy))
-    cls = getattr(metrics_module, cls_name, None)
-    if cls is not None:
-        try:
-            return cls(name="accuracy")
-        except TypeError:
-            pass
-    return _FnMetric(fn, "accuracy")
+    if kind is None:
+        return _InferredAccuracy(name)
+    return getattr(metrics_module, _ACCURACIES[kind])(name=name)
+
+
+class _InferredAccuracy(metrics_module.MeanMetricWrapper):
+    """``"accuracy"`` for a loss whose kind is unknown (a lambda, a custom Loss): binary,
+    sparse categorical or categorical accuracy, chosen from the shapes of the first batch
+    (Keras 3's ``get_metric``), then kept."""
+
+    def __init__(self, name="accuracy", dtype=None):
+        super().__init__(None, name=name, dtype=dtype)
+        self.kind = None
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if self.kind is None:
+            y_true, y_pred = metrics_module._t(y_true), metrics_module._t(y_pred)
+            self.kind = _shape_kind(y_true, y_pred)
+            chosen = getattr(metrics_module, _ACCURACIES[self.kind])()
+            self._fn, self._array_fn = chosen._fn, chosen._array_fn
+            self._fn_kwargs = dict(chosen._fn_kwargs)
+        super().update_state(y_true, y_pred, sample_weight)
 
 
 # --- the mixin -----------------------------------------------------------------------------------
@@ -272,10 +282,9 @@ class Trainer:
         if hasattr(metric, "update_state"):
             return metric
         if metric in ("accuracy", "acc"):
-            return _accuracy_metric(loss)
+            return _accuracy_metric(loss, metric)
         if isinstance(metric, str):
             from . import losses as losses_module
-            from . import metrics as metrics_module
             try:
                 found = metrics_module.get(metric)
             except ValueError:

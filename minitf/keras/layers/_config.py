@@ -1,5 +1,5 @@
 """Helpers that write layer constructor arguments into ``get_config`` dicts (Keras' layout)."""
-from .. import initializers, regularizers
+from .. import constraints, initializers, regularizers
 
 
 def initializer(value):
@@ -12,11 +12,7 @@ def regularizer(value):
 
 def constraint(value):
     """None, or ``{"class_name", "config"}`` for a constraint object with ``get_config``."""
-    if value is None:
-        return None
-    if hasattr(value, "get_config"):
-        return {"class_name": type(value).__name__, "config": value.get_config()}
-    raise ValueError(f"cannot serialize constraint {value!r}: give it a get_config() method")
+    return constraints.serialize(value)
 
 
 def weights(layer, *names):

@@ -1,5 +1,5 @@
 """Activation layers: ReLU, LeakyReLU, ELU, Softmax."""
-from .. import activations
+from .. import activations, constraints
 from .base import Layer
 
 
@@ -102,7 +102,7 @@ class PReLU(_Elementwise):
         super().__init__(**kwargs)
         self.alpha_initializer = initializers.get(alpha_initializer)
         self.alpha_regularizer = regularizers.get(alpha_regularizer)
-        self.alpha_constraint = alpha_constraint
+        self.alpha_constraint = constraints.get(alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         else:

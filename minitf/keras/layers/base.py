@@ -47,7 +47,7 @@ from ...nest import flatten, map_structure
 from ...ops.convert import convert_to_tensor
 from ...ops.math_ops import cast
 from ...tensor import Tensor, TensorShape, Variable
-from .. import initializers
+from .. import constraints, initializers
 from .. import mixed_precision
 from . import tracking
 from .auto_config import has_own_init as _has_own_init
@@ -399,7 +399,7 @@ class Layer:
         elif value._value.dtype != d.np:
             value = cast(value, d)
         var = Variable(value, trainable=bool(trainable), name=name or "variable",
-                       constraint=constraint)
+                       constraint=constraints.get(constraint))
         if tuple(var._value.shape) != shape:
             raise ValueError(f"add_weight {name!r}: initializer returned shape "
                              f"{tuple(var._value.shape)}, expected {shape}")

@@ -3,7 +3,7 @@ import math
 
 from ...ops import array_ops, fused_ops, linalg_ops, nn_ops
 from ...ops.registry import apply2, lookup
-from .. import activations, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
 from . import _config
 from .base import Layer
 
@@ -21,7 +21,8 @@ def set_weight_options(layer, activation, use_bias, kernel_initializer, bias_ini
     layer.bias_initializer = initializers.get(bias_initializer)
     layer.kernel_regularizer = regularizers.get(kernel_regularizer)
     layer.bias_regularizer = regularizers.get(bias_regularizer)
-    layer.kernel_constraint, layer.bias_constraint = kernel_constraint, bias_constraint
+    layer.kernel_constraint = constraints.get(kernel_constraint)
+    layer.bias_constraint = constraints.get(bias_constraint)
     layer._linear = layer.activation is activations.linear
 
 

@@ -1,7 +1,7 @@
 """Embedding: integer ids -> rows of a trainable ``(input_dim, output_dim)`` table."""
 from ... import dtypes
 from ...ops import array_ops, math_ops
-from .. import initializers, regularizers
+from .. import constraints, initializers, regularizers
 from . import _config
 from .base import Layer
 
@@ -19,6 +19,12 @@ class Embedding(Layer):
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  input_length=None, **kwargs):
         super().__init__(**kwargs)
+        if mask_zero:
+            raise NotImplementedError(
+                f"Embedding {self.name!r}: mask_zero=True is not supported; minitf has no "
+                f"masking, so later layers would also use the padded steps. Build the mask "
+                f"yourself, e.g. mask = cast(ids != 0, 'float32')[..., None], and multiply "
+                f"by it (pooling: sum(x * mask, axis=1) / sum(mask, axis=1)).")
         if int(input_dim) < 1 or int(output_dim) < 1:
             raise ValueError(f"Embedding: input_dim and output_dim must be positive, got "
                              f"{input_dim}, {output_dim}")
@@ -26,8 +32,8 @@ class Embedding(Layer):
         self.output_dim = int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = embeddings_constraint
-        self.mask_zero = bool(mask_zero)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        self.mask_zero = False
         # Ids are not autocast: float16 cannot hold integers above 2048 exactly.
         object.__setattr__(self, "_cast_np", None)
 

@@ -6,7 +6,7 @@ overflow easily) and cast the result back, as Keras does; their weights are neve
 from ... import dtypes
 from ...ops import array_ops, math_ops, nn_ops, norm_ops
 from ...ops.conv_ops import _may_cache
-from .. import initializers, regularizers
+from .. import constraints, initializers, regularizers
 from . import _config
 from .base import Layer
 
@@ -66,7 +66,8 @@ class BatchNormalization(Layer):
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = bool(synchronized)
 
     def build(self, input_shape):
@@ -172,7 +173,8 @@ class LayerNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
 
     def build(self, input_shape):
         ndim = len(input_shape)

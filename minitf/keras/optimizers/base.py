@@ -4,8 +4,9 @@
 static ``loss_scale_factor``), accumulate (``gradient_accumulation_steps=k``: the k
 micro-gradients are averaged and applied once every k calls), clip once (``clipnorm``,
 ``clipvalue`` or ``global_clipnorm``), decoupled weight decay ``w -= w * weight_decay * lr``, the
-optimizer's update, then ``iterations += 1``. ``iterations`` counts real updates, so schedules
-and Adam's bias correction see updates, not micro-steps.
+optimizer's update, each updated variable's ``constraint`` (in place), then ``iterations +=
+1``. ``iterations`` counts real updates, so schedules and Adam's bias correction see updates,
+not micro-steps.
 
 The update is not differentiated: it runs as one host kernel, ``minitf.host.host_call(fn,
 grads)``, per ``apply_gradients`` call. ``fn`` works on raw backend arrays with in-place ufuncs
@@ -48,6 +49,7 @@ from ... import openblas
 from ...host import host_call
 from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor, Variable
+from ..constraints import apply_constraint
 from . import schedules as _schedules
 from ._host import FUSE_MAX, Arena, HostScalar, NoTrace, Plan, pool, quiet, sumsq
 
@@ -511,6 +513,9 @@ class Optimizer:
             decay = 1.0 - lr * float(wd) if wd else 1.0
             scalars[gi] = (decay, self._scalars(gi, lr, step))
         self._run(plan, gs, scalars)
+        for e in entries:
+            if getattr(e.var, "_constraint", None) is not None:
+                apply_constraint(e.var, e.w)
         if own:
             for e in entries:
                 e.acc.fill(0)

@@ -2,9 +2,12 @@
 import numpy
 
 try:  # bfloat16 exists only where ml_dtypes is installed; it is optional.
-    from ml_dtypes import bfloat16 as _np_bfloat16
+    import ml_dtypes as _ml_dtypes
+    _np_bfloat16 = _ml_dtypes.bfloat16
 except ImportError:  # pragma: no cover - depends on the environment
-    _np_bfloat16 = None
+    _ml_dtypes = _np_bfloat16 = None
+
+_NO_BFLOAT16 = "bfloat16 needs the ml_dtypes package: pip install ml_dtypes"
 
 
 class DType:
@@ -31,6 +34,23 @@ class DType:
     @property
     def base_dtype(self):
         return self
+
+    @property
+    def min(self):
+        """The lowest finite value (``numpy.finfo``/``iinfo``); TypeError for bool, as in TF."""
+        return self._info("minimum").min
+
+    @property
+    def max(self):
+        """The highest finite value (``numpy.finfo``/``iinfo``); TypeError for bool, as in TF."""
+        return self._info("maximum").max
+
+    def _info(self, what):
+        if self.is_bool:
+            raise TypeError(f"Cannot find {what} value of {self} with type {self}.")
+        if self.is_integer:
+            return numpy.iinfo(self.np)
+        return _ml_dtypes.finfo(self.np) if self.name == "bfloat16" else numpy.finfo(self.np)
 
     def __eq__(self, other):
         if isinstance(other, DType):
@@ -89,11 +109,17 @@ def as_dtype(value):
     """Turn a DType, numpy dtype/type or name into a DType; a clear TypeError otherwise."""
     if isinstance(value, DType):
         return value
+    if value is None:  # numpy.dtype(None) would be float64
+        hint = f"; tf.bfloat16 is None here because {_NO_BFLOAT16}" if bfloat16 is None else ""
+        raise TypeError(f"dtype is None: a dtype is required, or the one given is unavailable"
+                        f"{hint}")
     if isinstance(value, str):
         try:
             return _BY_NAME[value]
         except KeyError:
-            raise TypeError(f"unknown dtype {value!r}; expected one of {sorted(_BY_NAME)}") from None
+            hint = f" ({_NO_BFLOAT16})" if value == "bfloat16" else ""
+            raise TypeError(f"unknown dtype {value!r}{hint}; expected one of "
+                            f"{sorted(_BY_NAME)}") from None
     try:
         np_dtype = numpy.dtype(value)
     except TypeError:
@@ -107,3 +133,21 @@ def as_dtype(value):
 def is_float(np_dtype):
     """True for floating numpy dtypes (the only ones that carry gradients)."""
     return np_dtype.kind == "f" or _is_bfloat16(np_dtype)
+
+
+def saturate_cast(value, dtype, name=None):
+    """Cast ``value`` to ``dtype``, first clipping it into ``dtype``'s range, so out-of-range
+    values saturate instead of wrapping (``saturate_cast(300.0, uint8)`` is 255)."""
+    from .ops.convert import convert_to_tensor
+    from .ops.math_ops import cast, maximum, minimum
+    x, dtype = convert_to_tensor(value), as_dtype(dtype)
+    src = x.dtype
+    if not (src.is_bool or dtype.is_bool):
+        if src.min < dtype.min:
+            x = maximum(x, numpy.asarray(dtype.min).astype(src.np))
+        if src.max > dtype.max:
+            hi = numpy.asarray(dtype.max).astype(src.np)
+            if dtype.is_integer and src.is_floating and int(hi) > dtype.max:  # rounded up
+                hi = numpy.nextafter(hi, src.np.type(0))
+            x = minimum(x, hi)
+    return cast(x, dtype)

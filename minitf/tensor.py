@@ -16,7 +16,22 @@ _next_id = _ids.__next__
 
 
 class TensorShape(tuple):
-    """A shape tuple that prints like TF's (``TensorShape([7, 10])``); ``str`` gives ``(7, 10)``."""
+    """A tensor's shape as in TF: a tuple of dims, each an int or None (unknown size).
+
+    Prints like TF's (``TensorShape([7, 10])``; ``str`` gives ``(7, 10)``), equals lists and
+    tuples of the same dims (``t.shape == [7, 10]``), hashes like a tuple, and slices to a
+    TensorShape. ``TensorShape(None)`` has unknown rank: ``rank`` is None, and ``as_list()``,
+    ``len()`` and iteration raise ValueError, as in TF.
+    """
+    __slots__ = ()
+
+    def __new__(cls, dims=()):
+        if dims is None or isinstance(dims, _UnknownRankShape):
+            return tuple.__new__(_UnknownRankShape)
+        return tuple.__new__(TensorShape, dims)
+
+    def __reduce__(self):
+        return TensorShape, (None if self.rank is None else tuple(self),)
 
     def __repr__(self):
         return f"TensorShape({list(self)})"
@@ -24,15 +39,120 @@ class TensorShape(tuple):
     def __str__(self):
         return tuple.__repr__(self)
 
+    def __eq__(self, other):
+        if isinstance(other, list):
+            other = tuple(other)
+        elif not isinstance(other, tuple):
+            return NotImplemented
+        return not isinstance(other, _UnknownRankShape) and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
+
+    def __getitem__(self, key):
+        """An int index gives that dim (int or None); a slice gives a TensorShape."""
+        if isinstance(key, slice):
+            return tuple.__new__(TensorShape, tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
     def as_list(self):
+        """The dims as a list (ValueError for an unknown rank)."""
         return list(self)
 
     @property
     def rank(self):
+        """The number of dims (None for an unknown rank)."""
         return len(self)
 
+    ndims = rank
+
+    @property
+    def dims(self):
+        """The dims as a list of ints/None (None for an unknown rank)."""
+        return list(self)
+
     def num_elements(self):
+        """The product of the dims, or None unless the shape is fully defined."""
+        if not self.is_fully_defined():
+            return None
         return int(numpy.prod(self, dtype=numpy.int64))
+
+    def is_fully_defined(self):
+        """True when the rank and every dim are known."""
+        return None not in tuple(self)
+
+    def is_compatible_with(self, other):
+        """True when ``other`` could be the same shape: None matches any dim, an unknown rank
+        any shape."""
+        other = as_shape(other)
+        if self.rank is None or other.rank is None:
+            return True
+        return self.rank == other.rank and all(
+            a is None or b is None or a == b for a, b in zip(self, other))
+
+    def merge_with(self, other):
+        """The most specific shape compatible with both; ValueError when they are not."""
+        other = as_shape(other)
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {other} are not compatible")
+        if self.rank is None:
+            return other
+        if other.rank is None:
+            return self
+        return TensorShape(b if a is None else a for a, b in zip(self, other))
+
+    def concatenate(self, other):
+        """This shape's dims followed by ``other``'s (unknown rank if either is)."""
+        other = as_shape(other)
+        if self.rank is None or other.rank is None:
+            return TensorShape(None)
+        return TensorShape(tuple(self) + tuple(other))
+
+
+class _UnknownRankShape(TensorShape):
+    """``TensorShape(None)``: a shape whose rank is unknown (an empty tuple underneath)."""
+    __slots__ = ()
+    rank = ndims = dims = None
+
+    def __repr__(self):
+        return "TensorShape(None)"
+
+    def __str__(self):
+        return "<unknown>"
+
+    def __eq__(self, other):
+        return other is None or isinstance(other, _UnknownRankShape)
+
+    __hash__ = tuple.__hash__
+
+    def __bool__(self):
+        return False
+
+    def __len__(self):
+        raise ValueError("Cannot take the length of shape with unknown rank.")
+
+    def __iter__(self):
+        raise ValueError("Cannot iterate over a shape with unknown rank.")
+
+    def __getitem__(self, key):
+        return TensorShape(None) if isinstance(key, slice) else None
+
+    def as_list(self):
+        raise ValueError("as_list() is not defined on an unknown TensorShape.")
+
+    def num_elements(self):
+        return None
+
+    def is_fully_defined(self):
+        return False
+
+
+def as_shape(shape):
+    """``shape`` as a TensorShape (a list, tuple, None or TensorShape)."""
+    return shape if isinstance(shape, TensorShape) else TensorShape(shape)
 
 
 class Tensor:
@@ -54,7 +174,7 @@ class Tensor:
 
     @property
     def shape(self):
-        return TensorShape(self._value.shape)
+        return tuple.__new__(TensorShape, self._value.shape)  # skips __new__: the hot path
 
     @property
     def dtype(self):
@@ -72,15 +192,20 @@ class Tensor:
         return self.shape
 
     def numpy(self):
-        """The value as a host numpy array (a numpy scalar for 0-d tensors, as in TF)."""
+        """A host numpy copy of the value (a numpy scalar for 0-d tensors), as in TF: changing
+        the array leaves the tensor as it was."""
         _check_not_tracing(self, "Tensor.numpy()")
         value = B.to_numpy(self._value)
-        return value[()] if value.ndim == 0 else value
+        if value.ndim == 0:
+            return value[()]
+        return value.copy() if B.xp is numpy else value   # a device copy is already new
 
     def __array__(self, dtype=None, copy=None):
         _check_not_tracing(self, "numpy.asarray(tensor)")
         value = numpy.asarray(B.to_numpy(self._value))
-        return value if dtype is None else value.astype(dtype)
+        if dtype is not None:
+            return value.astype(dtype, copy=bool(copy))
+        return value.copy() if copy else value
 
     def __float__(self):
         note_value_read(self, "float(tensor)")
@@ -248,6 +373,19 @@ class Variable(Tensor):
     @property
     def trainable(self):
         return self._trainable
+
+    @property
+    def constraint(self):
+        """The projection an optimizer applies after each update of this variable, or None."""
+        return self._constraint
+
+    def _no_in_place_operator(self, *_):
+        raise RuntimeError(f"`variable += value` (and -=, *=, /=, **=) is not supported on "
+                           f"variable {self._name!r}: use variable.assign_add(value) (or "
+                           f"assign_sub / assign) to change it, and `t = variable + value` for "
+                           f"a new tensor (as in TF)")
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = _no_in_place_operator
 
     @property
     def name(self):

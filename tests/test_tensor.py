@@ -232,3 +232,19 @@ def test_cupy_backend_matches_numpy():
         tf.set_backend(before)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_gives_a_copy_and_variables_refuse_in_place_operators():
+    # TF: Tensor.numpy() copies (tensors are immutable); `variable += 1` raises RuntimeError
+    # (resource_variable_ops), pointing at assign_add.
+    t = tf.constant([1.0, 2.0])
+    host = t.numpy()
+    host[0] = 50.0
+    also = np.array(t)
+    also[1] = 9.0
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    v = tf.Variable(1.0, constraint=lambda w: tf.minimum(w, 0.5))
+    with pytest.raises(RuntimeError, match="assign_add"):
+        v += 1
+    assert float(v.constraint(tf.constant(3.0))) == 0.5
+    assert tf.Variable(1.0).constraint is None

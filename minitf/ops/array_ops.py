@@ -564,14 +564,25 @@ _one_hot = defop("one_hot", _one_hot_forward, type="OneHot")
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
-    """One-hot encoding of integer ``indices`` (float32 by default); -1 or out of range: zeros."""
-    def scalar(v, default):
-        return default if v is None else (host_value(v, "one_hot's values").item()
-                                          if isinstance(v, Tensor) else v)
+    """One-hot encoding of integer ``indices``; -1 or out of range: zeros.
 
+    The dtype is ``dtype``, else that of ``on_value``/``off_value`` (int32 for Python ints),
+    else float32; a TypeError when these disagree, as in TF.
+    """
+    given = {k: convert_to_tensor(v, dtype_hint=dtype) for k, v in
+             (("on_value", on_value), ("off_value", off_value)) if v is not None}
+    found = {t.dtype for t in given.values()}
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+    else:
+        dtype = next(iter(found)) if found else dtypes.float32
+    if found - {dtype}:
+        raise TypeError(f"one_hot: dtypes disagree: dtype={dtype.name}, " + ", ".join(
+            f"{k} {t.dtype.name}" for k, t in given.items()))
+    values = {k: host_value(t, "one_hot's values").item() for k, t in given.items()}
     return apply(_one_hot.op, (_x(indices),), {
-        "depth": int(depth), "on_value": scalar(on_value, 1), "off_value": scalar(off_value, 0),
-        "axis": int(axis), "dtype": dtypes.as_dtype(dtype or "float32").np})
+        "depth": int(depth), "on_value": values.get("on_value", 1),
+        "off_value": values.get("off_value", 0), "axis": int(axis), "dtype": dtype.np})
 
 
 # --- constructors ----------------------------------------------------------------------------
@@ -614,7 +625,15 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None):
 
 
 def linspace(start, stop, num, name=None, axis=0):
-    start, stop = convert_to_tensor(start), convert_to_tensor(stop)
+    """``num`` evenly spaced values from ``start`` to ``stop``; a Python bound takes the
+    other bound's float dtype (``linspace(float64 tensor, 0.3, 4)`` ends at the double 0.3)."""
+    if isinstance(stop, Tensor) and not isinstance(start, Tensor):
+        stop = convert_to_tensor(stop)
+        start = convert_to_tensor(start, dtype=stop.dtype if stop.dtype.is_floating else None)
+    else:
+        start = convert_to_tensor(start)
+        stop = convert_to_tensor(stop, dtype=start.dtype if start.dtype.is_floating
+                                 and not isinstance(stop, Tensor) else None)
     dtype = start._value.dtype if start._value.dtype.kind == "f" else numpy.float32
     return Tensor(B.xp.linspace(start._value, stop._value, int(num), dtype=dtype, axis=axis))
 

@@ -17,7 +17,7 @@ from . import backend as _backend
 from . import dtypes
 from .backend import get_backend, set_backend
 from .dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64,  # noqa: A004
-                     half, int8, int16, int32, int64, uint8)
+                     half, int8, int16, int32, int64, saturate_cast, uint8)
 from .tensor import Tensor, TensorShape, Variable
 from . import ops as _ops
 from .ops.convert import convert_to_tensor
@@ -110,9 +110,15 @@ from . import data  # noqa: E402 - tf.data input pipelines
 from . import config  # noqa: E402 - tf.config
 from .control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from .ops import composite_ops as _composite  # noqa: E402
-from .ops.composite_ops import (argsort, assert_equal, ensure_shape,  # noqa: E402
+from .ops.composite_ops import (argsort, ensure_shape,  # noqa: E402
                                 executing_eagerly, gather_nd, get_static_value, is_tensor,
                                 meshgrid, sort, unique)
+from .debugging import (Assert, assert_equal, assert_greater, assert_less,  # noqa: E402
+                        assert_rank, control_dependencies, get_logger)
+from .config import device  # noqa: E402
+autograph = _NS(set_verbosity=debugging.set_verbosity,
+                experimental=_NS(do_not_convert=debugging.do_not_convert))
+test = _NS(is_gpu_available=config._is_gpu_available, gpu_device_name=config._gpu_device_name)
 math.reduce_variance = _composite.reduce_variance
 math.reduce_std = _composite.reduce_std
 math.l2_normalize = nn.l2_normalize = linalg.l2_normalize = _composite.l2_normalize
@@ -120,7 +126,6 @@ math.top_k = nn.top_k = _composite.top_k
 linalg.matvec = _composite.matvec
 nn.compute_average_loss = _composite.compute_average_loss
 nn.scale_regularization_loss = _composite.scale_regularization_loss
-debugging.assert_equal = assert_equal
 from . import summary  # noqa: E402 - tf.summary (TensorBoard)
 math.softmax = nn.softmax
 nn.selu = activations.selu

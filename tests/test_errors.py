@@ -209,3 +209,17 @@ def test_numeric_checks_run_on_every_replay_of_a_function():
     finally:
         tf.debugging.disable_check_numerics()
     assert log2.experimental_get_tracing_count() == 1
+
+
+def test_check_numerics_checks_every_call_of_a_function():
+    # TF raises on every call (tf.debugging.check_numerics docs); the result is often unused.
+    @tf.function
+    def logged(x):
+        tf.debugging.check_numerics(tf.math.log(x), "log of x")
+        return x * 2
+
+    np.testing.assert_array_equal(logged(tf.constant([1.0, 2.0])).numpy(), [2.0, 4.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="log of x : Tensor had NaN"), \
+            np.errstate(invalid="ignore"):
+        logged(tf.constant([-1.0, 2.0]))
+    assert logged.experimental_get_tracing_count() == 1

@@ -243,15 +243,3 @@ def ensure_shape(x, shape, name=None):
         raise InvalidArgumentError(f"ensure_shape: shape of tensor {tuple(x.shape)} is not "
                                    f"compatible with expected shape {tuple(dims)}")
     return x
-
-
-def assert_equal(x, y, message=None, summarize=None, name=None):
-    """Raise InvalidArgumentError unless every element of ``x`` equals ``y`` (broadcast)."""
-    a, b = host_value(_x(x), "assert_equal"), host_value(_x(y), "assert_equal")
-    try:
-        same = numpy.broadcast(a, b) is not None and bool(numpy.all(a == b))
-    except ValueError:
-        same = False
-    if not same:
-        raise InvalidArgumentError(f"{message + ': ' if message else ''}assert_equal failed: "
-                                   f"x = {a!r}, y = {b!r}")

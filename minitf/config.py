@@ -140,7 +140,7 @@ def _set_intra_op_parallelism_threads(num_threads):
         limiter.restore_original_limits()
         _settings["blas_limiter"] = None
     _settings["intra_op"] = n
-    if n > 0 and B.get_backend() == "numpy":
+    if n > 0 and B.get_backend() != "cupy":     # numpy and strict run on numpy's BLAS
         try:
             from threadpoolctl import threadpool_limits
         except ImportError:

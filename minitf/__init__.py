@@ -19,6 +19,7 @@ from .backend import get_backend, set_backend
 from .dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64,  # noqa: A004
                      half, int8, int16, int32, int64, saturate_cast, uint8)
 from .tensor import Tensor, TensorShape, Variable
+from .variable_updates import IndexedSlices
 from . import ops as _ops
 from .ops.convert import convert_to_tensor
 from .ops.math_ops import (abs, add, add_n, cast, ceil, clip_by_value, cos, divide,  # noqa: A004

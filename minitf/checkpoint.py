@@ -47,12 +47,20 @@ def _is_optimizer(obj):
 
 
 def _check_trackable(name, obj):
+    """Checkpointable: a Variable, tf.Module, Keras layer or model, optimizer, Checkpoint, or a
+    list, tuple or dict of them (saved under ``name/0``, ``name/key``...)."""
     from .module import Module
-    if not (isinstance(obj, (Variable, Module, Checkpoint)) or _is_layer(obj)
-            or _is_optimizer(obj)):
+    if isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            _check_trackable(f"{name}[{i}]", item)
+    elif isinstance(obj, dict):
+        for key, item in obj.items():
+            _check_trackable(f"{name}[{key!r}]", item)
+    elif not (isinstance(obj, (Variable, Module, Checkpoint)) or _is_layer(obj)
+              or _is_optimizer(obj)):
         raise TypeError(f"tf.train.Checkpoint: {name}={type(obj).__name__} cannot be "
                         f"checkpointed; expected a Variable, tf.Module, Keras layer or model, "
-                        f"optimizer or Checkpoint")
+                        f"optimizer or Checkpoint, or a list or dict of them")
 
 
 def _layer_paths(layer, prefix, out, seen):

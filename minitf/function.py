@@ -46,7 +46,7 @@ from . import replay
 from ._state import state
 from .data.iterator import fetch_sources, push_back
 from .nest import flatten, pack_sequence_as
-from .ops.registry import caller_line
+from .ops.registry import OpError, caller_line
 from .tensor import Tensor, Variable
 from .tensor_spec import (InputSignatureError, TensorSpec, conform_to_signature, generalize,
                           key_matches, signature_key, spec_of)
@@ -539,9 +539,12 @@ class _Tracer:
         self.steps.append(("host", fn, ins, None, None))
 
     def record_assign(self, var, value, kind):
-        target = self._ref(var)
-        src = self._ref(value)
-        self.steps.append(("assign", kind, (target, src), None, None))
+        self.record_update(var, kind, (value,))
+
+    def record_update(self, var, fn, tensors):
+        """A state change ``fn(variable_array, *arrays)`` (``fn`` may name an assign kind)."""
+        ins = (self._ref(var),) + tuple(self._ref(t) for t in tensors)
+        self.steps.append(("assign", fn, ins, None, None))
 
     # --- plan ----------------------------------------------------------------------------------
     def build(self, result, arg_positions):
@@ -681,6 +684,8 @@ class _Plan:
                         for bid, nbytes, shape, dtype in views]
         self.steps = []
         self.unplanned_steps = []   # the same program without planned memory (see ``run``)
+        self.step_names = [fn if isinstance(fn, str) else getattr(fn, "name", None)
+                           or getattr(fn, "__name__", "host kernel") for _, fn, _, _, _ in kept]
         for index, ((kind, fn, ins, attrs, out), free) in enumerate(zip(kept, frees)):
             mode, target = writes.get(index, (_PLAIN, None))
             attrs = attrs or _NO_ATTRS
@@ -690,7 +695,7 @@ class _Plan:
                 self.unplanned_steps.append((_PLAIN, fn.forward, ins, attrs, out, None,
                                              tuple(free)))
             else:
-                fn = _XP_ASSIGN[fn] if kind == "assign" else fn
+                fn = _XP_ASSIGN.get(fn, fn) if kind == "assign" else fn
                 self.steps.append((_HOST, fn, ins, attrs, out, None, tuple(free)))
                 self.unplanned_steps.append(self.steps[-1])
         self.table = [v if kinds[i] in ("const", "var") else None for i, v in enumerate(tracer.values)]
@@ -714,6 +719,15 @@ class _Plan:
                 self._replayed = True
                 replay.release_trace_memory()
             return self._pack(self._straight_line(args))
+        except _KERNEL_ERRORS as exc:
+            if isinstance(exc, OpError):
+                raise
+            index, slots = replay.failed_step(exc.__traceback__, self._straight_line.step_at_line)
+            if index is None:
+                raise
+            ins = self.steps[index][2]
+            raise replay.kernel_error(exc, self.step_names[index],
+                                      [slots.get(f"s{i}") for i in ins]) from None
         finally:
             self._in_use.release()
 
@@ -722,15 +736,21 @@ class _Plan:
         buffers = self.buffers
         for slot, arg in zip(self.input_slots, args):
             v[slot] = arg._value if isinstance(arg, Tensor) else B.xp.asarray(arg)
-        for mode, fn, ins, attrs, out, target, free in steps:
-            if mode == _PLAIN:
-                v[out] = fn(*[v[i] for i in ins], **attrs)
-            elif mode == _HOST:
-                fn(*[v[i] for i in ins])
-            elif mode == _BUFFER:
-                v[out] = fn(buffers[target], *[v[i] for i in ins], **attrs)
-            else:   # _IN_PLACE: into an input whose last use this is
-                v[out] = fn(v[target], *[v[i] for i in ins], **attrs)
+        for index, (mode, fn, ins, attrs, out, target, free) in enumerate(steps):
+            try:
+                if mode == _PLAIN:
+                    v[out] = fn(*[v[i] for i in ins], **attrs)
+                elif mode == _HOST:
+                    fn(*[v[i] for i in ins])
+                elif mode == _BUFFER:
+                    v[out] = fn(buffers[target], *[v[i] for i in ins], **attrs)
+                else:   # _IN_PLACE: into an input whose last use this is
+                    v[out] = fn(v[target], *[v[i] for i in ins], **attrs)
+            except _KERNEL_ERRORS as exc:
+                if isinstance(exc, OpError):
+                    raise
+                raise replay.kernel_error(exc, self.step_names[index],
+                                          [v[i] for i in ins]) from None
             for i in free:
                 v[i] = None
         return self._pack([ref if kind == "py" else v[ref] if kind == "slot" else v[ref].copy()
@@ -746,3 +766,4 @@ _PLAIN, _HOST, _BUFFER, _IN_PLACE = replay.PLAIN, replay.HOST, replay.BUFFER, re
 
 
 _NO_ATTRS = {}
+_KERNEL_ERRORS = (ValueError, TypeError, IndexError, ZeroDivisionError)

@@ -46,6 +46,7 @@ def compile_steps(steps, table, buffers, input_slots, out_refs):
     """
     namespace = {"_to_array": _to_array, "__name__": __name__}   # caller_line skips it
     lines = ["def run(args):"]
+    step_at_line = {}
     for k, slot in enumerate(input_slots):
         lines.append(f"    s{slot} = _to_array(args[{k}])")
     for slot, value in enumerate(table):
@@ -63,6 +64,7 @@ def compile_steps(steps, table, buffers, input_slots, out_refs):
             namespace[f"a{index}"] = attrs
             args.append(f"**a{index}")
         call = f"f{index}({', '.join(args)})"
+        step_at_line[len(lines) + 1] = index
         lines.append(f"    {call}" if mode == HOST else f"    s{out} = {call}")
         if free:
             lines.append(f"    del {', '.join(f's{i}' for i in free)}")
@@ -74,5 +76,35 @@ def compile_steps(steps, table, buffers, input_slots, out_refs):
         else:
             results.append(f"s{ref}.copy()" if kind == "copy" else f"s{ref}")
     lines.append(f"    return [{', '.join(results)}]")
-    exec(compile("\n".join(lines), "<minitf replay>", "exec"), namespace)  # noqa: S102
-    return namespace["run"]
+    exec(compile("\n".join(lines), REPLAY_FILE, "exec"), namespace)  # noqa: S102
+    run = namespace["run"]
+    run.step_at_line = step_at_line
+    return run
+
+
+REPLAY_FILE = "<minitf replay>"
+
+
+def failed_step(tb, step_at_line):
+    """``(step index, the frame's local slots)`` of the replay line a traceback ends in, or
+    ``(None, None)`` when the error came from outside the straight-line program."""
+    found = (None, None)
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename == REPLAY_FILE:
+            found = (step_at_line.get(tb.tb_lineno), frame.f_locals)
+        tb = tb.tb_next
+    return found
+
+
+def kernel_error(exc, op_name, arrays):
+    """The error eager execution would raise for a kernel that failed in a replay: TypeError
+    stays TypeError, value problems (bad indices, a singular matrix...) become
+    ``InvalidArgumentError`` naming the op and its inputs."""
+    from .ops.registry import InvalidArgumentError
+    shapes = " and ".join(f"{tuple(a.shape)} {a.dtype}" for a in arrays if hasattr(a, "shape"))
+    message = (f"{op_name}: invalid inputs of shapes {shapes} (in a call of a traced "
+               f"function): {exc}")
+    if isinstance(exc, TypeError):
+        return TypeError(message)
+    return InvalidArgumentError(message, op=op_name)

@@ -596,6 +596,8 @@ def constant(value, dtype=None, shape=None, name=None):
     t = convert_to_tensor(value, dtype=dtype) if not isinstance(value, Tensor) else (
         Tensor(B.xp.array(value._value)) if dtype is None else
         Tensor(value._value.astype(dtypes.as_dtype(dtype).np)))
+    if t._value is value:   # an array of the right dtype: the constant must not alias it
+        t = Tensor(B.xp.array(value, copy=True))
     if shape is not None:
         shape = _shape_tuple(shape)
         v = t._value
@@ -638,16 +640,21 @@ def linspace(start, stop, num, name=None, axis=0):
     return Tensor(B.xp.linspace(start._value, stop._value, int(num), dtype=dtype, axis=axis))
 
 
+_RANGE_DTYPES = ("int32", "int64", "float32", "float64")
+
+
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - TF's name
-    """Like Python's range; int32 for integer arguments, float32 when any is a float."""
+    """Like Python's range. Without ``dtype``, the widest of the arguments' dtypes in TF's order
+    int32 < int64 < float32 < float64 (Python ints int32, floats float32)."""
     if limit is None:
         start, limit = 0, start
-    vals = [host_value(v, "tf.range's bounds") if isinstance(v, Tensor) else v
-            for v in (start, limit, delta)]
-    is_float = any(isinstance(v, float) or getattr(v, "dtype", numpy.dtype("int32")).kind == "f"
-                   for v in vals)
-    dt = _dt(dtype, "float32" if is_float else "int32")
-    return Tensor(B.xp.arange(*vals, dtype=dt))
+    args = (start, limit, delta)
+    if dtype is None:
+        kinds = [v.dtype.name if isinstance(v, Tensor) else convert_to_tensor(v).dtype.name
+                 for v in args]
+        dtype = max(kinds, key=lambda k: _RANGE_DTYPES.index(k) if k in _RANGE_DTYPES else 2)
+    vals = [host_value(v, "tf.range's bounds") if isinstance(v, Tensor) else v for v in args]
+    return Tensor(B.xp.arange(*vals, dtype=_dt(dtype)))
 
 
 def shape(input, out_type=None, name=None):  # noqa: A002

@@ -6,6 +6,7 @@ import numpy
 from .. import backend as B
 from .. import dtypes
 from ..tensor import Tensor, _next_id
+from ..variable_updates import IndexedSlices
 
 _PY_DEFAULTS = {"f": numpy.float32, "i": numpy.int32, "u": numpy.int32, "b": numpy.bool_}
 _INT32 = numpy.iinfo(numpy.int32)
@@ -48,6 +49,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
     Python floats become float32 and ints int32; numpy arrays keep their dtype. With ``dtype``
     the value is converted, except that a Tensor of another dtype is an error (use ``cast``).
+    A Variable gives a snapshot of its value (later assignments do not change it), as in TF;
+    gradients flow through it to the variable.
     """
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype)
@@ -55,7 +58,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         if dtype is not None and value._value.dtype != dtype.np:
             raise TypeError(f"convert_to_tensor: tensor has dtype {value.dtype.name}, requested "
                             f"{dtype.name}; use minitf.cast to change dtypes")
-        return value
+        return value.read_value() if value._is_variable else value
     if dtype is None and dtype_hint is not None:
         dtype = dtypes.as_dtype(dtype_hint)
         arr = _default_array(value) if not B.is_array(value) else value
@@ -65,6 +68,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         _check_kind(numpy.asarray(value) if isinstance(value, numpy.generic) else value, value)
         arr = value if dtype is None else value.astype(dtype.np, copy=False)
         return _const(B.xp.asarray(arr))
+    if isinstance(value, IndexedSlices):
+        return value.to_dense() if dtype is None else convert_to_tensor(value.to_dense(), dtype)
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(value)):
         from .array_ops import stack
         return stack([convert_to_tensor(v, dtype=dtype) for v in value])

@@ -180,3 +180,8 @@ def test_dropout_on_two_ranks_drops_what_one_process_drops(tmp_path):
         if "kernel" in key:
             np.testing.assert_allclose(w2[key], w1[key], rtol=1e-4, atol=1e-6, err_msg=key)
     assert _results(two)["test_loss"] == pytest.approx(_results(one)["test_loss"], rel=1e-5)
+
+
+def test_horovod_arguments_constants_and_callbacks():
+    proc = check(mpirun(2, os.path.join(SCRIPTS, "horovod_api.py"), timeout=90))
+    assert proc.stdout.count("OK rank") == 2

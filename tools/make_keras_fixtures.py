@@ -13,9 +13,9 @@ there with ``KERAS_BACKEND=numpy``.
    ``<name>.keras`` (``model.save``); ``tests/keras/test_keras_interop.py`` loads them into
    minitf.
 2. check: minitf builds the same models with other random weights, writes its
-   ``.weights.h5`` files (and ``.keras`` archives) and outputs to a temporary directory; Keras
-   loads each weights file into its own model, and each archive with
-   ``keras.models.load_model``, and compares outputs. The result is printed, one line per
+   ``.weights.h5`` files (and ``.keras`` archives, legacy ``.h5`` model files) and outputs to a
+   temporary directory; Keras loads each weights file into its own model, and each archive and
+   ``.h5`` file with ``keras.models.load_model``, and compares outputs. The result is printed, one line per
    file.
 """
 import argparse
@@ -67,9 +67,11 @@ def keras_generate(out_dir):
         model.save_weights(os.path.join(out_dir, f"{name}.weights.h5"))
         if name in fm.ARCHIVED:
             model.save(os.path.join(out_dir, f"{name}.keras"))
+            model.save(os.path.join(out_dir, f"{name}.h5"))       # the legacy HDF5 format
         np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y, **extra)
         print(f"keras {keras.__version__}: wrote {name}.weights.h5, {name}.npz"
-              f"{f' and {name}.keras' if name in fm.ARCHIVED else ''} (output {y.shape})")
+              f"{f', {name}.keras and {name}.h5' if name in fm.ARCHIVED else ''} "
+              f"(output {y.shape})")
 
 
 def _optimizer_arrays(model, seed):
@@ -92,6 +94,9 @@ def keras_check(in_dir):
             loaded = keras.models.load_model(os.path.join(in_dir, f"{name}.keras"))
             results.append((f"{name}.keras (load_model)",
                             np.asarray(loaded(data["x"], training=False))))
+            legacy = keras.models.load_model(os.path.join(in_dir, f"{name}.h5"), compile=False)
+            results.append((f"{name}.h5 (load_model)",
+                            np.asarray(legacy(data["x"], training=False))))
         if getattr(model, "optimizer", None) is not None:
             mine = [np.asarray(v.numpy()) for v in model.optimizer.variables]
             theirs = [data[f"optimizer_{i}"] for i in range(len(mine))]
@@ -125,6 +130,7 @@ def minitf_write(out_dir):
         model.save_weights(os.path.join(out_dir, f"{name}.weights.h5"))
         if name in fm.ARCHIVED:
             model.save(os.path.join(out_dir, f"{name}.keras"))
+            model.save(os.path.join(out_dir, f"{name}.h5"))
         np.savez(os.path.join(out_dir, f"{name}.npz"), x=x, y=y, **extra)
 
 

@@ -33,8 +33,9 @@ WEIGHTS = "model.weights.h5"
 def _check_suffix(filepath, what):
     filepath = os.fspath(filepath)
     if not filepath.endswith(".keras"):
-        raise ValueError(f"{what}: the filename must end in '.keras', got {filepath!r} (weights "
-                         "alone: model.save_weights('....weights.h5'))")
+        raise ValueError(f"{what}: the filename must end in '.keras' (or '.h5' for Keras' legacy "
+                         f"HDF5 format), got {filepath!r} (weights alone: "
+                         "model.save_weights('....weights.h5'))")
     return filepath
 
 

@@ -27,7 +27,7 @@ import h5py
 
 from .. import backend as B
 from ..atomic_file import atomic_path
-from . import weights_h5
+from . import legacy_h5, weights_h5
 
 FORMAT_VERSION = 1
 WEIGHTS_GROUP = "model_weights"
@@ -195,7 +195,11 @@ def load_weights(model, filepath, skip_mismatch=False):
     except OSError as exc:
         raise ValueError(f"load_weights: {filepath!r} is not an HDF5 file ({exc})") from None
     with f:
-        read_weights_file(f, model, filepath, skip_mismatch)
+        legacy = f if legacy_h5.is_legacy_weights(f) else f.get(WEIGHTS_GROUP)
+        if isinstance(legacy, (h5py.File, h5py.Group)) and legacy_h5.is_legacy_weights(legacy):
+            legacy_h5.read_model_weights(legacy, model, repr(filepath), skip_mismatch)
+        else:
+            read_weights_file(f, model, filepath, skip_mismatch)
 
 
 def read_weights_file(f, model, filepath, skip_mismatch=False):
@@ -212,9 +216,24 @@ def read_weights_file(f, model, filepath, skip_mismatch=False):
                          "checkpoint)")
 
 
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    """``model.save``: a ``.keras`` archive (``archive.py``), or Keras' legacy HDF5 model file
+    for a name ending in ``.h5`` / ``.hdf5`` (``legacy_h5.py``)."""
+    if legacy_h5.is_legacy_path(filepath):
+        return legacy_h5.save_model(model, filepath, overwrite, include_optimizer)
+    return archive.save_model(model, filepath, overwrite)
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``keras.models.load_model`` of a ``.keras`` archive or a legacy ``.h5`` model file."""
+    if legacy_h5.is_legacy_path(filepath):
+        return legacy_h5.load_model(filepath, custom_objects, compile)
+    return archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
 # Whole-model files and the serialization registry live in their own modules; Keras exposes
 # them under keras.saving.
-from .archive import load_model, save_model  # noqa: E402,F401
+from . import archive  # noqa: E402
 from .serialization import (CustomObjectScope, custom_object_scope,  # noqa: E402,F401
                             deserialize_keras_object, get_custom_objects, get_registered_name,
                             register_keras_serializable, serialize_keras_object)

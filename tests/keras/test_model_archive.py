@@ -162,8 +162,8 @@ def test_code_in_a_config_is_refused(tmp_path, entry):
 
 def test_bad_files_give_clear_errors(tmp_path):
     model = keras.Sequential([keras.Input((6,)), layers.Dense(2)])
-    with pytest.raises(ValueError, match=r"must end in '\.keras'"):
-        model.save(tmp_path / "m.h5")
+    with pytest.raises(ValueError, match=r"must end in '\.keras' \(or '\.h5'"):
+        model.save(tmp_path / "m.json")
     junk = tmp_path / "junk.keras"
     junk.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a .keras archive"):

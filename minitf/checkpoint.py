@@ -19,7 +19,9 @@ so ``tf.train.latest_checkpoint(directory)`` finds the newest).
     manager.save()                              # ./tf_ckpts/ckpt-1
 
 Restoring into a Keras model that is not built yet is deferred: the values are assigned
-when the model is first called (and its optimizer slots when they are created).
+when the model is first called (and its optimizer slots when they are created). Likewise a
+``tf.Module`` that creates a variable (or sub-module) after the restore gets its saved value
+when it attaches it (``self.w = tf.Variable(...)``).
 """
 import os
 import re
@@ -101,7 +103,7 @@ def _collect(obj, prefix, variables, optimizers, layers, seen):
         seen.add(id(obj))
         d = vars(obj)
         for key in sorted(d):
-            if key not in ("_name", "_scope_name"):
+            if key not in _MODULE_INTERNALS:
                 _collect(d[key], f"{prefix}/{key}", variables, optimizers, layers, seen)
     elif isinstance(obj, dict):
         for key in sorted(obj, key=str):
@@ -109,6 +111,73 @@ def _collect(obj, prefix, variables, optimizers, layers, seen):
     elif isinstance(obj, (list, tuple)):
         for i, item in enumerate(obj):
             _collect(item, f"{prefix}/{i}", variables, optimizers, layers, seen)
+
+
+_MODULE_INTERNALS = ("_name", "_scope_name", "_pending_restore")
+
+
+def _modules(obj, prefix, out, seen):
+    """``(path prefix, tf.Module)`` for the Modules reachable from ``obj``, as ``_collect``
+    walks them."""
+    from .module import Module
+    if isinstance(obj, Checkpoint):
+        for key, child in obj._objects.items():
+            _modules(child, f"{prefix}/{key}" if prefix else key, out, seen)
+    elif isinstance(obj, Module) and not _is_layer(obj):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        out.append((prefix, obj))
+        d = vars(obj)
+        for key in sorted(d):
+            if key not in _MODULE_INTERNALS:
+                _modules(d[key], f"{prefix}/{key}", out, seen)
+    elif isinstance(obj, dict):
+        for key in sorted(obj, key=str):
+            _modules(obj[key], f"{prefix}/{key}", out, seen)
+    elif isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            _modules(item, f"{prefix}/{i}", out, seen)
+
+
+def _defer_to_modules(modules, values):
+    """Give each saved value with no variable yet to the deepest Module whose path holds it;
+    it is assigned when that Module gets the variable (``restore_on_attach``). Returns the
+    paths given."""
+    given = set()
+    for prefix, module in sorted(modules, key=lambda entry: -len(entry[0])):
+        mine = {p: values[p] for p in values if p not in given and p.startswith(prefix + "/")}
+        if mine:
+            held = module.__dict__.get("_pending_restore")
+            merged = dict(held[1]) if held else {}
+            merged.update(mine)
+            object.__setattr__(module, "_pending_restore", (prefix, merged))
+            given.update(mine)
+    return given
+
+
+def restore_on_attach(module, name, value):
+    """``module.name = value`` on a Module restored before it had these objects (TF's deferred
+    restoration): assign the saved values of the variables now reachable through ``name``;
+    Modules and unbuilt Keras layers inside take over the values of their own paths."""
+    prefix, pending = module.__dict__["_pending_restore"]
+    base = f"{prefix}/{name}"
+    variables, layers = {}, {}
+    _collect(value, base, variables, {}, layers, set())
+    for path, var in variables.items():
+        if path in pending:
+            _assign(var, pending.pop(path), path)
+    for layer_prefix, layer in layers.items():
+        mine = {p: pending.pop(p) for p in list(pending) if p.startswith(layer_prefix + "/")}
+        if mine and not layer.built:
+            object.__setattr__(layer, "_deferred_restore", _deferred(layer_prefix, mine, {}, {}))
+            _register_pending(layer, layer_prefix, mine)
+    subs = []
+    _modules(value, base, subs, set())
+    for path in _defer_to_modules(subs, pending):
+        del pending[path]
+    if not pending:
+        del module.__dict__["_pending_restore"]
 
 
 def _inner(opt):
@@ -175,19 +244,23 @@ class CheckpointLoadStatus:
     found its object and every object its value; ``expect_partial`` silences nothing (minitf
     never warns about partial restores) and returns the status."""
 
-    def __init__(self, path, unused, unmatched, deferred):
+    def __init__(self, path, unused, unmatched, deferred, modules=()):
         self.path = path
         self._unused = sorted(unused)
         self._unmatched = sorted(unmatched)
         self._deferred = deferred
+        self._modules = list(modules)
 
     def assert_consumed(self):
         pending = [p for p, layer in self._deferred if "_deferred_restore" in vars(layer)]
-        if self._unused or self._unmatched or pending:
+        waiting = sorted(p for m in self._modules
+                         for p in (m.__dict__.get("_pending_restore") or ("", {}))[1])
+        if self._unused or self._unmatched or pending or waiting:
             raise AssertionError(
                 f"checkpoint {self.path!r} was not fully consumed: saved values with no object: "
                 f"{self._unused[:10]}; objects with no saved value: {self._unmatched[:10]}; "
-                f"layers not built yet (restored on first call): {pending[:10]}")
+                f"layers not built yet (restored on first call): {pending[:10]}; values "
+                f"waiting for their module to create the variable: {waiting[:10]}")
         return self
 
     def assert_existing_objects_matched(self):
@@ -334,9 +407,14 @@ class Checkpoint:
                 used.add("optimizers/" + prefix)
             else:
                 unmatched.append(prefix)
+        modules = []
+        for key, obj in self._objects.items():
+            _modules(obj, key, modules, set())
+        used.update(_defer_to_modules(modules, {p: v for p, v in saved.items() if p not in used}))
         unused = [p for p in saved if p not in used] + [
             p for p in saved_opt if "optimizers/" + p not in used]
-        return CheckpointLoadStatus(os.fspath(save_path), unused, unmatched, deferred)
+        return CheckpointLoadStatus(os.fspath(save_path), unused, unmatched, deferred,
+                                    [m for _, m in modules])
 
 
 def _assign(var, value, path):

@@ -96,6 +96,12 @@ class Module:
         with name_scope(name) as scope:
             self._scope_name = scope
 
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if self.__dict__.get("_pending_restore") is not None and name != "_pending_restore":
+            from .checkpoint import restore_on_attach   # values restored before it existed
+            restore_on_attach(self, name, value)
+
     @property
     def name(self):
         return self._name
@@ -139,7 +145,7 @@ class Module:
 
         d = vars(self)
         for key in sorted(d):
-            if key not in ("_name", "_scope_name"):
+            if key not in ("_name", "_scope_name", "_pending_restore"):
                 visit(d[key])
         return variables, modules
 

@@ -11,6 +11,8 @@ A Model is a Layer with the training API (``compile``/``fit``/``evaluate``/``pre
     model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(64, activation="relu"),
                               keras.layers.Dense(10)])
 """
+import numpy
+
 from .. import backend as B
 from .._state import PauseRecording
 from ..nest import flatten
@@ -22,6 +24,28 @@ from .trainer import History, Trainer  # noqa: F401 - History is part of the pub
 
 def _is_kt(value):
     return isinstance(value, KerasTensor)
+
+
+def _conform_input(x, kt):
+    """A model input as its ``keras.Input`` declares it, as Keras does: arrays and Python
+    values become tensors of the input's dtype; one trailing size-1 dimension is added or
+    removed when that is all that differs (``(n,)`` data for a ``(None, 1)`` input)."""
+    if not isinstance(x, Tensor):
+        if not (B.is_array(x) or isinstance(x, (numpy.ndarray, numpy.generic, list, int, float))):
+            return x
+        from ..ops.convert import convert_to_tensor
+        try:
+            x = convert_to_tensor(x, dtype=kt.dtype)
+        except (TypeError, ValueError):
+            return x    # the layers report what they cannot take
+    rank, ref = len(x._value.shape), kt.shape
+    if rank == len(ref) - 1 and ref[-1] == 1:
+        from ..ops.array_ops import expand_dims
+        return expand_dims(x, -1)
+    if rank == len(ref) + 1 and rank and x._value.shape[-1] == 1:
+        from ..ops.array_ops import squeeze
+        return squeeze(x, -1)
+    return x
 
 
 class Model(Trainer, Layer):
@@ -69,6 +93,23 @@ class Model(Trainer, Layer):
         dummy = _map_leaves(zeros, input_shape, _is_shape)
         with PauseRecording():
             self(dummy, training=False)
+
+    @property
+    def run_eagerly(self):
+        """Whether ``fit`` runs the training step eagerly instead of as a ``minitf.function``
+        (``compile(run_eagerly=...)`` sets it; assign it to change it later)."""
+        return self._run_eagerly
+
+    @run_eagerly.setter
+    def run_eagerly(self, value):
+        object.__setattr__(self, "_run_eagerly", bool(value))
+        object.__setattr__(self, "_train_fn", None)
+
+    @property
+    def input_shape(self):
+        """The shape of the model's input (a list of shapes for several inputs)."""
+        shapes = [tuple(t.shape) for t in self.inputs]
+        return shapes[0] if len(shapes) == 1 else shapes
 
     # --- summary -------------------------------------------------------------------------------
     def _summary_rows(self):
@@ -269,13 +310,19 @@ class Functional(Model):
                 raise ValueError(f"model {self.name!r} expects a dict of inputs with keys "
                                  f"{sorted(struct)}")
             return [inputs[k] for k in sorted(struct)]
+        if isinstance(inputs, dict):  # keyed by the names of the keras.Input placeholders
+            names = [t.name for t in self._flat_inputs]
+            missing = [name for name in names if name not in inputs]
+            if missing:
+                raise ValueError(f"model {self.name!r}: the dict of inputs has the keys "
+                                 f"{sorted(inputs)}; the model's inputs are named {names} "
+                                 f"(missing: {missing})")
+            return [inputs[name] for name in names]
         n = len(self._flat_inputs)
         if n == 1:
             if isinstance(inputs, (list, tuple)) and len(inputs) == 1:
                 return [inputs[0]]
             return [inputs]
-        if isinstance(inputs, dict):
-            return [inputs[t.name] for t in self._flat_inputs]
         flat = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(flat) != n:
             raise ValueError(f"model {self.name!r} expects {n} inputs, got {len(flat)}")
@@ -284,7 +331,7 @@ class Functional(Model):
     def call(self, inputs, training=None):
         values = {}
         for kt, x in zip(self._flat_inputs, self._flatten_inputs(inputs)):
-            values[id(kt)] = x
+            values[id(kt)] = _conform_input(x, kt)
         for layer, single, args, kwargs, out_ids in self._plan:
             if single is not None:
                 out = layer(values[single], **kwargs)
@@ -476,6 +523,8 @@ class Sequential(Model):
 
     def call(self, inputs, training=None):
         x = inputs
+        if self._input_layer is not None and not isinstance(x, (dict, list, tuple)):
+            x = _conform_input(x, self._input_layer._input_tensor)
         for layer in self._layers:
             x = layer(x)
         return x

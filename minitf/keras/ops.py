@@ -192,3 +192,49 @@ def erf(x):
 
 def isnan(x):
     return _m.is_nan(x)
+
+
+# --- KerasTensors ------------------------------------------------------------------------------
+# As in Keras 3, every function here also takes the KerasTensors of a functional model and then
+# returns KerasTensors: the call becomes a layer of the model (``layers.op_layers``). Registered
+# ops (``add``, ``exp``...) do this on their own; the other functions get the check below.
+
+def _symbolic_aware(fn):
+    import functools
+    from .layers.symbolic import KerasTensor
+
+    def has_symbolic(values):
+        for v in values:
+            if type(v) is KerasTensor or (type(v) in (list, tuple) and has_symbolic(v)):
+                return True
+        return False
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if has_symbolic(args) or (kwargs and has_symbolic(kwargs.values())):
+            from .layers.op_layers import apply_symbolic
+            return apply_symbolic(wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def _shape_aware(fn):
+    import functools
+    from .layers.symbolic import KerasTensor
+
+    @functools.wraps(fn)
+    def wrapper(x):
+        return tuple(x.shape) if type(x) is KerasTensor else fn(x)
+    return wrapper
+
+
+def _install_symbolic_dispatch():
+    import types
+    for name, value in list(globals().items()):
+        if (name.startswith("_") or not isinstance(value, types.FunctionType)
+                or hasattr(value, "op") or name in ("convert_to_tensor", "convert_to_numpy")):
+            continue
+        globals()[name] = _shape_aware(value) if name == "shape" else _symbolic_aware(value)
+
+
+_install_symbolic_dispatch()

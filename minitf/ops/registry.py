@@ -153,7 +153,15 @@ def _make_public(op):
                 raise TypeError(f"{op.name}() got {len(args)} positional arguments; "
                                 f"attributes are {attr_names}")
             attrs.update(zip(attr_names, extra))
-        inputs = tuple(a if isinstance(a, Tensor) else convert_to_tensor(a) for a in args[:arity])
+        try:
+            inputs = tuple(a if isinstance(a, Tensor) else convert_to_tensor(a)
+                           for a in args[:arity])
+        except TypeError:
+            # a KerasTensor (functional-model placeholder) makes the op a layer of the model
+            symbolic = next((a for a in args[:arity] if hasattr(a, "_keras_op")), None)
+            if symbolic is None:
+                raise
+            return symbolic._keras_op(public, args[:arity], attrs)
         return apply(op, inputs, attrs)
 
     public.__name__ = op.name

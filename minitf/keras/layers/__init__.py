@@ -24,3 +24,4 @@ from types import SimpleNamespace as _NS  # noqa: E402
 # TF 2.3-2.5 paths of the preprocessing layers, still found in tutorials.
 experimental = _NS(preprocessing=_NS(Rescaling=Rescaling, Normalization=Normalization))
 from .normalization import SyncBatchNormalization  # noqa: F401
+from .op_layers import TFOpLambda  # noqa: F401,E402 - operations on KerasTensors

@@ -130,3 +130,4 @@ nn.scale_regularization_loss = _composite.scale_regularization_loss
 from . import summary  # noqa: E402 - tf.summary (TensorBoard)
 math.softmax = nn.softmax
 nn.selu = activations.selu
+from .py_function import numpy_function, py_function  # noqa: E402 - Python code in a pipeline

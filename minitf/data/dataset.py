@@ -13,6 +13,10 @@ time, in the iterating thread; ``num_parallel_calls``, ``deterministic`` and ``p
 accepted and change nothing (the order is always deterministic). ``element_spec`` of a
 ``map``/``filter`` result comes from running the pipeline up to its first element.
 
+More transformations (``reduce``, ``scan``, ``padded_batch``, ``interleave``, ``flat_map``,
+``window``, ``take_while``, ``shard``, ``choose_from_datasets``, ``sample_from_datasets``) are in
+``transforms.py``.
+
 Shuffling (as TF): ``shuffle(buffer_size)`` keeps a buffer of ``buffer_size`` elements and
 yields a uniformly chosen one, refilling its slot from the input; a buffer at least as large as
 the dataset gives a uniform permutation. With ``seed`` the order is reproducible; without it,
@@ -38,7 +42,10 @@ UNKNOWN_CARDINALITY = -2
 
 
 def _structure(value):
-    """Tuples and dicts are structure; anything else (lists included, as in TF) one tensor."""
+    """Tuples and dicts are structure; anything else (lists included, as in TF) one tensor.
+    A dataset (a ``window``, a ``map`` result) stays a dataset."""
+    if isinstance(value, Dataset):
+        return value
     if isinstance(value, dict):
         return {k: _structure(v) for k, v in value.items()}
     if isinstance(value, tuple):
@@ -61,6 +68,9 @@ def _host(t):
 
 
 def _spec(t, batch_dim_none=False):
+    if isinstance(t, Dataset):
+        from .transforms import DatasetSpec
+        return DatasetSpec(t.element_spec)
     shape = tuple(t._value.shape)
     if batch_dim_none and shape:
         shape = (None,) + shape[1:]
@@ -103,6 +113,8 @@ class Dataset:
         """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars."""
         if not 1 <= len(args) <= 3:
             raise TypeError(f"Dataset.range takes 1 to 3 arguments, got {len(args)}")
+        if len(args) == 3 and int(args[2]) == 0:
+            raise InvalidArgumentError("Dataset.range: step size cannot be 0")
         return _Range(range(*[int(a) for a in args]), dtypes.as_dtype(output_type))
 
     @staticmethod
@@ -203,6 +215,9 @@ class Dataset:
     def as_numpy_iterator(self):
         """The elements with numpy arrays (host copies) in place of tensors."""
         for element in self._iterate():
+            if any(isinstance(leaf, Dataset) for leaf in flatten(element)):
+                raise TypeError("Dataset.as_numpy_iterator() is not supported for datasets "
+                                "whose elements are datasets (such as `window`'s)")
             yield map_structure(_host, element)
 
     def cardinality(self):
@@ -448,10 +463,18 @@ class _Batch(_Unary):
         for element in self.source._iterate():
             buf.append(element)
             if len(buf) == self.size:
-                yield _stack(buf)
+                yield self._combine(buf)
                 buf = []
         if buf and not self.drop_remainder:
-            yield _stack(buf)
+            yield self._combine(buf)
+
+    def _combine(self, elements):
+        return _stack(elements)
+
+    @property
+    def static_batch_size(self):
+        """The first dimension every batch has, or None when the last may be shorter."""
+        return self.size if self.drop_remainder else None
 
     def _cardinality(self):
         n = self.source._cardinality()
@@ -469,12 +492,22 @@ class _Unbatch(_Unary):
     def _iterate(self):
         for element in self.source._iterate():
             leaves = list(flatten(element))
-            n = int(leaves[0]._value.shape[0])
-            for i in range(n):
+            if any(t._value.ndim == 0 for t in leaves):
+                raise ValueError("Dataset.unbatch: cannot unbatch an input with scalar "
+                                 "components")
+            sizes = {int(t._value.shape[0]) for t in leaves}
+            if len(sizes) != 1:
+                raise InvalidArgumentError(f"Dataset.unbatch: the components of an element "
+                                           f"must have the same first dimension, got shapes "
+                                           f"{[tuple(t.shape) for t in leaves]}")
+            for i in range(sizes.pop()):
                 yield pack_sequence_as(element, [Tensor(t._value[i]) for t in leaves])
 
     def _cardinality(self):
         n = self.source._cardinality()
+        size = getattr(self.source, "static_batch_size", None)
+        if n >= 0 and size is not None:
+            return n * size
         return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
 
 
@@ -633,3 +666,6 @@ class _Enumerate(_Unary):
 
     def _element_spec(self):
         return TensorSpec((), dtypes.int64), self.source._element_spec()
+
+
+from . import transforms  # noqa: E402,F401 - adds reduce, scan, window, ... to Dataset

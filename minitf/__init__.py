@@ -131,3 +131,22 @@ from . import summary  # noqa: E402 - tf.summary (TensorBoard)
 math.softmax = nn.softmax
 nn.selu = activations.selu
 from .py_function import numpy_function, py_function  # noqa: E402 - Python code in a pipeline
+from .ops import matrix_ops as _matrix, decomposition_ops as _decomp  # noqa: E402
+linalg.band_part = _matrix.band_part
+linalg.trace = _matrix.trace
+linalg.eye = eye
+linalg.set_diag = _matrix.set_diag
+linalg.adjoint = _matrix.adjoint
+linalg.cross = _matrix.cross
+linalg.expm = _matrix.expm
+linalg.triangular_solve = _matrix.triangular_solve
+linalg.cholesky_solve = _matrix.cholesky_solve
+linalg.cholesky = _decomp.cholesky
+linalg.qr = _decomp.qr
+linalg.svd = _decomp.svd
+linalg.eigh = _decomp.eigh
+linalg.eigvalsh = _decomp.eigvalsh
+linalg.slogdet = _decomp.slogdet
+linalg.logdet = _decomp.logdet
+linalg.pinv = _decomp.pinv
+linalg.lstsq = _decomp.lstsq

@@ -3,6 +3,7 @@ from . import registry, convert, math_ops, array_ops, reduce_ops, linalg_ops, ra
 from . import einsum_ops, conv_ops  # noqa: F401
 from . import fused_ops, pool_fusion_ops  # noqa: F401
 from . import norm_ops  # noqa: F401
+from . import matrix_ops, decomposition_ops  # noqa: F401
 from .registry import OPS  # noqa: F401
 from ..tensor import Tensor
 

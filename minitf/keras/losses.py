@@ -376,6 +376,33 @@ _CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, Huber, 
                                     BinaryCrossentropy, CategoricalCrossentropy,
                                     SparseCategoricalCrossentropy)}
 
+# The further losses live in their own modules (they import the helpers above).
+from .losses_focal import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy,  # noqa: E402
+                           binary_focal_crossentropy, categorical_focal_crossentropy)
+from .losses_hinge import (CategoricalHinge, Hinge, SquaredHinge, categorical_hinge,  # noqa: E402
+                           hinge, squared_hinge)
+from .losses_regression import (MAPE, MSLE, CosineSimilarity, LogCosh,  # noqa: E402
+                                MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Poisson,
+                                cosine_similarity, log_cosh, logcosh, mape,
+                                mean_absolute_percentage_error, mean_squared_logarithmic_error,
+                                msle, poisson)
+
+_FUNCTIONS.update({
+    "mean_absolute_percentage_error": mean_absolute_percentage_error,
+    "mape": mean_absolute_percentage_error, "MAPE": mean_absolute_percentage_error,
+    "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
+    "msle": mean_squared_logarithmic_error, "MSLE": mean_squared_logarithmic_error,
+    "log_cosh": log_cosh, "logcosh": log_cosh, "poisson": poisson,
+    "cosine_similarity": cosine_similarity, "hinge": hinge, "squared_hinge": squared_hinge,
+    "categorical_hinge": categorical_hinge,
+    "binary_focal_crossentropy": binary_focal_crossentropy,
+    "categorical_focal_crossentropy": categorical_focal_crossentropy,
+})
+_CLASSES.update({c.__name__: c for c in (
+    MeanAbsolutePercentageError, MeanSquaredLogarithmicError, LogCosh, Poisson, CosineSimilarity,
+    Hinge, SquaredHinge, CategoricalHinge, BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy)})
+
 
 def serialize(loss):
     if isinstance(loss, Loss):
@@ -418,4 +445,11 @@ __all__ = ["Loss", "LossFunctionWrapper", "Reduction", "MeanSquaredError", "Mean
            "Huber", "KLDivergence", "kl_divergence", "kld", "BinaryCrossentropy", "CategoricalCrossentropy",
            "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
-           "mse", "mae", "get", "serialize", "deserialize", "reduce_weighted_values"]
+           "mse", "mae", "get", "serialize", "deserialize", "reduce_weighted_values",
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "LogCosh", "Poisson",
+           "CosineSimilarity", "Hinge", "SquaredHinge", "CategoricalHinge",
+           "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy",
+           "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "log_cosh",
+           "logcosh", "poisson", "cosine_similarity", "hinge", "squared_hinge",
+           "categorical_hinge", "binary_focal_crossentropy", "categorical_focal_crossentropy",
+           "mape", "MAPE", "msle", "MSLE"]

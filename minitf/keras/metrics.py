@@ -470,6 +470,41 @@ _NAMES = {"mean": Mean, "accuracy": Accuracy, "acc": Accuracy,
           "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
           "auc": AUC, "precision": Precision, "recall": Recall}
 
+# The further metrics live in their own modules (they build on the classes above).
+from .metrics_confusion import (FalseNegatives, FalsePositives, MeanIoU,  # noqa: E402
+                                TrueNegatives, TruePositives)
+from .metrics_probabilistic import (BinaryCrossentropy, CategoricalCrossentropy,  # noqa: E402
+                                    KLDivergence, Poisson, SparseCategoricalCrossentropy)
+from .metrics_regression import (CategoricalHinge, CosineSimilarity, Hinge,  # noqa: E402
+                                 LogCoshError, MeanAbsolutePercentageError,
+                                 MeanSquaredLogarithmicError, SquaredHinge, cosine_similarity)
+from .metrics_topk import (SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy,  # noqa: E402
+                           sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
+from .losses import (binary_crossentropy, categorical_crossentropy,  # noqa: E402
+                     categorical_hinge, hinge, kl_divergence, log_cosh,
+                     mean_absolute_percentage_error, mean_squared_logarithmic_error, poisson,
+                     sparse_categorical_crossentropy, squared_hinge)
+
+
+def _keras_snake_case(name):
+    """Keras' ``to_snake_case``: ``TopKCategoricalAccuracy`` -> ``top_k_categorical_accuracy``,
+    ``MeanIoU`` -> ``mean_io_u``."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+_MORE = (TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, BinaryCrossentropy,
+         CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence, Poisson,
+         MeanAbsolutePercentageError, MeanSquaredLogarithmicError, CosineSimilarity,
+         LogCoshError, Hinge, SquaredHinge, CategoricalHinge, TruePositives, FalsePositives,
+         TrueNegatives, FalseNegatives, MeanIoU)
+_CLASSES.update({c.__name__: c for c in _MORE})
+_NAMES.update({_keras_snake_case(c.__name__): c for c in _MORE})
+_NAMES.update({"bce": BinaryCrossentropy, "BCE": BinaryCrossentropy,
+               "mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
+               "msle": MeanSquaredLogarithmicError, "MSLE": MeanSquaredLogarithmicError,
+               "MSE": MeanSquaredError, "MAE": MeanAbsoluteError})
+
 
 def serialize(metric):
     return {"class_name": type(metric).__name__, "config": metric.get_config()}
@@ -510,4 +545,14 @@ __all__ = ["Metric", "Mean", "MeanMetricWrapper", "Accuracy", "SparseCategorical
            "CategoricalAccuracy", "BinaryAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "RootMeanSquaredError", "Sum", "Precision", "Recall", "AUC", "accuracy",
            "sparse_categorical_accuracy",
-           "categorical_accuracy", "get", "serialize", "deserialize"]
+           "categorical_accuracy", "get", "serialize", "deserialize",
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "BinaryCrossentropy",
+           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence", "Poisson",
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "CosineSimilarity",
+           "LogCoshError", "Hinge", "SquaredHinge", "CategoricalHinge", "TruePositives",
+           "FalsePositives", "TrueNegatives", "FalseNegatives", "MeanIoU",
+           "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy",
+           "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
+           "kl_divergence", "poisson", "mean_absolute_percentage_error",
+           "mean_squared_logarithmic_error", "cosine_similarity", "log_cosh", "hinge",
+           "squared_hinge", "categorical_hinge"]

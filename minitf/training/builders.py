@@ -22,7 +22,8 @@ __all__ = ["Data", "Normalizer", "load_data", "make_iterators", "build_schedule"
 
 #: Config optimizer names -> keras.optimizers class names.
 OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop",
-              "adagrad": "Adagrad"}
+              "adagrad": "Adagrad", "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "Nadam",
+              "lion": "Lion", "ftrl": "Ftrl"}
 
 
 class Normalizer:

@@ -123,7 +123,8 @@ SCHEMA = {
     "optimizer": _section(
         "optimizer, schedule, clipping, accumulation and parameter groups",
         name=Field("choice", "adam", "optimizer class",
-                   choices=("sgd", "adam", "adamw", "rmsprop", "adagrad")),
+                   choices=("sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax",
+                            "nadam", "lion", "ftrl")),
         learning_rate=Field("float", 1e-3, "initial learning rate", low=0.0, open_low=True),
         kwargs=Field("mapping", {}, "other constructor arguments (momentum, beta_1, "
                      "weight_decay, epsilon, ...)"),

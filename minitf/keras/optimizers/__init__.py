@@ -1,17 +1,24 @@
-"""Keras optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, LossScaleOptimizer and schedules.
+"""Keras optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Ftrl,
+LossScaleOptimizer and schedules.
 
 See ``base`` for the update pipeline (one host kernel per ``apply_gradients``), parameter groups
 and the state layout of ``get_state``/``set_state``; ``loss_scale`` for the loss-scaling pattern.
 """
 from . import schedules
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
 from .base import Optimizer
+from .ftrl import Ftrl
+from .lion import Lion
 from .loss_scale import LossScaleOptimizer
+from .nadam import Nadam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-_CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, LossScaleOptimizer)}
+_CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
+                                    Lion, Ftrl, LossScaleOptimizer)}
 _BY_LOWER = {name.lower(): c for name, c in _CLASSES.items()}
 
 
@@ -45,5 +52,6 @@ def get(identifier):
     raise ValueError(f"could not interpret optimizer identifier {identifier!r}")
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LossScaleOptimizer",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "Nadam", "Lion", "Ftrl", "LossScaleOptimizer",
            "schedules", "get", "serialize", "deserialize"]

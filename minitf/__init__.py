@@ -150,3 +150,18 @@ linalg.slogdet = _decomp.slogdet
 linalg.logdet = _decomp.logdet
 linalg.pinv = _decomp.pinv
 linalg.lstsq = _decomp.lstsq
+from .ops import segment_ops as _segment  # noqa: E402
+from .ops.scatter_ops import (scatter_nd, tensor_scatter_nd_add,  # noqa: E402
+                              tensor_scatter_nd_max, tensor_scatter_nd_min,
+                              tensor_scatter_nd_sub, tensor_scatter_nd_update)
+from .ops.slice_ops import reverse, roll, slice, strided_slice  # noqa: E402,A004
+from .ops.sequence_ops import searchsorted, sequence_mask  # noqa: E402
+from .ops.sequence_ops import cumprod as _cumprod  # noqa: E402
+math.cumprod = _cumprod
+for _name in ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
+              "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
+              "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n",
+              "bincount", "in_top_k"):
+    setattr(math, _name, getattr(_segment, _name))
+nn.in_top_k = _segment.in_top_k
+del _name

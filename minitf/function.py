@@ -634,8 +634,11 @@ def _guards_first(steps, kinds):
 _STATEFUL_OPS = frozenset({"random_normal", "random_uniform", "bernoulli_mask",
                            "truncated_normal", "shuffle"})
 
-# Ops whose output shape depends on their input values (``tf.where(mask)``).
-_VALUE_SHAPED_OPS = frozenset({"where_indices"})
+# Ops whose output shape depends on their input values (``tf.where(mask)``, sorted segment
+# ids, counts without a fixed length, a mask as long as the longest sequence).
+_VALUE_SHAPED_OPS = frozenset({"where_indices", "segment_sum", "segment_max", "segment_min",
+                               "segment_prod", "bincount", "bincount_bins",
+                               "weighted_bincount", "sequence_mask"})
 
 _XP_ASSIGN = {"assign": lambda dst, src: B.xp.copyto(dst, src),
               "assign_add": lambda dst, src: B.xp.add(dst, src, out=dst),

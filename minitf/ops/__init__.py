@@ -4,6 +4,7 @@ from . import einsum_ops, conv_ops  # noqa: F401
 from . import fused_ops, pool_fusion_ops  # noqa: F401
 from . import norm_ops  # noqa: F401
 from . import matrix_ops, decomposition_ops  # noqa: F401
+from . import scatter_ops, slice_ops, sequence_ops, segment_ops  # noqa: F401
 from .registry import OPS  # noqa: F401
 from ..tensor import Tensor
 

@@ -130,7 +130,44 @@ nn.scale_regularization_loss = _composite.scale_regularization_loss
 from . import summary  # noqa: E402 - tf.summary (TensorBoard)
 math.softmax = nn.softmax
 nn.selu = activations.selu
-from .py_function import numpy_function, py_function  # noqa: E402 - Python code in a pipeline
+from .ops import segment_ops as _segment  # noqa: E402
+from .ops.scatter_ops import (scatter_nd, tensor_scatter_nd_add,  # noqa: E402
+                              tensor_scatter_nd_max, tensor_scatter_nd_min,
+                              tensor_scatter_nd_sub, tensor_scatter_nd_update)
+from .ops.slice_ops import reverse, roll, slice, strided_slice  # noqa: E402,A004
+from .ops.sequence_ops import searchsorted, sequence_mask  # noqa: E402
+from .ops.sequence_ops import cumprod as _cumprod  # noqa: E402
+math.cumprod = _cumprod
+for _name in ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
+              "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
+              "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n",
+              "bincount", "in_top_k"):
+    setattr(math, _name, getattr(_segment, _name))
+nn.in_top_k = _segment.in_top_k
+del _name
+from .ops import special_ops as _special, trig_ops as _trig  # noqa: E402
+from .ops import math_extra_ops as _math_extra, bitwise_ops as _bitwise  # noqa: E402
+from .ops import random_more as _random_more  # noqa: E402
+from .ops.trig_ops import acos, acosh, asin, asinh, atan2, atanh, cosh, sinh  # noqa: E402
+from .ops.math_extra_ops import truncatediv, truncatemod  # noqa: E402
+for _name in ("acos", "acosh", "asin", "asinh", "atan2", "atanh", "cosh", "sinh"):
+    setattr(math, _name, getattr(_trig, _name))
+for _name in ("lgamma", "digamma", "polygamma", "zeta", "erfc", "erfinv", "xlogy", "xdivy",
+              "xlog1py"):
+    setattr(math, _name, getattr(_special, _name))
+for _name in ("truncatediv", "truncatemod", "polyval", "reduce_euclidean_norm",
+              "cumulative_logsumexp", "is_non_decreasing", "is_strictly_increasing"):
+    setattr(math, _name, getattr(_math_extra, _name))
+math.ceil = ceil
+math.log_softmax = nn.log_softmax
+bitwise = _NS(bitwise_and=_bitwise.bitwise_and, bitwise_or=_bitwise.bitwise_or,
+              bitwise_xor=_bitwise.bitwise_xor, invert=_bitwise.invert,
+              left_shift=_bitwise.left_shift, right_shift=_bitwise.right_shift)
+for _name in ("categorical", "stateless_uniform", "stateless_normal", "stateless_truncated_normal",
+              "stateless_categorical", "stateless_gamma", "stateless_poisson", "gamma", "poisson",
+              "Generator", "get_global_generator", "set_global_generator"):
+    setattr(random, _name, getattr(_random_more, _name))
+del _name
 from .ops import matrix_ops as _matrix, decomposition_ops as _decomp  # noqa: E402
 linalg.band_part = _matrix.band_part
 linalg.trace = _matrix.trace
@@ -150,18 +187,4 @@ linalg.slogdet = _decomp.slogdet
 linalg.logdet = _decomp.logdet
 linalg.pinv = _decomp.pinv
 linalg.lstsq = _decomp.lstsq
-from .ops import segment_ops as _segment  # noqa: E402
-from .ops.scatter_ops import (scatter_nd, tensor_scatter_nd_add,  # noqa: E402
-                              tensor_scatter_nd_max, tensor_scatter_nd_min,
-                              tensor_scatter_nd_sub, tensor_scatter_nd_update)
-from .ops.slice_ops import reverse, roll, slice, strided_slice  # noqa: E402,A004
-from .ops.sequence_ops import searchsorted, sequence_mask  # noqa: E402
-from .ops.sequence_ops import cumprod as _cumprod  # noqa: E402
-math.cumprod = _cumprod
-for _name in ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
-              "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
-              "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n",
-              "bincount", "in_top_k"):
-    setattr(math, _name, getattr(_segment, _name))
-nn.in_top_k = _segment.in_top_k
-del _name
+from .py_function import numpy_function, py_function  # noqa: E402 - Python code in a pipeline

@@ -5,6 +5,7 @@ from . import fused_ops, pool_fusion_ops  # noqa: F401
 from . import norm_ops  # noqa: F401
 from . import matrix_ops, decomposition_ops  # noqa: F401
 from . import scatter_ops, slice_ops, sequence_ops, segment_ops  # noqa: F401
+from . import special_ops, trig_ops, math_extra_ops, bitwise_ops, random_more  # noqa: F401
 from .registry import OPS  # noqa: F401
 from ..tensor import Tensor
 
@@ -25,10 +26,11 @@ def _install_operators():
         "__pow__": m.pow, "__rpow__": rev(m.pow),
         "__matmul__": linalg_ops.matmul, "__rmatmul__": rev(linalg_ops.matmul),
         "__lt__": m.less, "__le__": m.less_equal, "__gt__": m.greater, "__ge__": m.greater_equal,
-        "__and__": m.logical_and, "__rand__": rev(m.logical_and),
-        "__or__": m.logical_or, "__ror__": rev(m.logical_or),
-        "__xor__": m.logical_xor,
-        "__neg__": m.negative, "__abs__": m.abs, "__invert__": m.logical_not,
+        # bool tensors: logical; integer tensors: bitwise (TF dispatches on the dtype)
+        "__and__": bitwise_ops.and_, "__rand__": rev(bitwise_ops.and_),
+        "__or__": bitwise_ops.or_, "__ror__": rev(bitwise_ops.or_),
+        "__xor__": bitwise_ops.xor_, "__rxor__": rev(bitwise_ops.xor_),
+        "__neg__": m.negative, "__abs__": m.abs, "__invert__": bitwise_ops.invert_,
         "__pos__": lambda self: self,
         "__getitem__": a.getitem,
     }

@@ -107,6 +107,7 @@ from .keras import (activations, initializers, layers, losses, metrics,  # noqa:
 from . import distributed  # noqa: E402,F401 - data parallelism over MPI (mpi4py imported lazily)
 
 __version__ = "0.1.0"
+version = _NS(VERSION=__version__)   # tf.version.VERSION (minitf's own version)
 from . import data  # noqa: E402 - tf.data input pipelines
 from . import config  # noqa: E402 - tf.config
 from .control_flow import case, cond, switch_case, while_loop  # noqa: E402
@@ -188,3 +189,5 @@ linalg.logdet = _decomp.logdet
 linalg.pinv = _decomp.pinv
 linalg.lstsq = _decomp.lstsq
 from .py_function import numpy_function, py_function  # noqa: E402 - Python code in a pipeline
+from . import image_ops as _image_ops  # noqa: E402
+image = _NS(**{_n: getattr(_image_ops, _n) for _n in _image_ops.__all__})

@@ -62,6 +62,8 @@ def _wrap(r):
         return _new(numpy.asarray(r))
     if t is tuple or t is list:
         return t(_wrap(x) for x in r)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):   # numpy.linalg's named results
+        return t(*(_wrap(x) for x in r))
     return r
 
 

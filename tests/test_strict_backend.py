@@ -74,6 +74,14 @@ def test_reductions_return_0d_arrays_as_cupy_does():
     assert type(_a()[0, 0]) is S.StrictArray
 
 
+def test_named_linalg_results_hold_device_arrays():
+    result = xp.linalg.svd(_a())
+    assert type(result).__name__ == "SVDResult"
+    assert all(type(part) is S.StrictArray for part in result)
+    np.testing.assert_allclose(result.S.get(), np.linalg.svd(_a().get()).S)
+    assert type(xp.linalg.eigh(xp.asarray(np.eye(2))).eigenvalues) is S.StrictArray
+
+
 def test_explicit_host_copies_give_numpy_arrays():
     a = _a()
     for host in (a.get(), xp.asnumpy(a)):

@@ -264,7 +264,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     """TF's ``norm``. ``axis`` None (the whole tensor as one vector) or one axis: the vector
     p-norm for any real ``p > 0`` or ``inf`` (``"euclidean"`` is 2). ``axis`` a pair: the matrix
     norm, ``"euclidean"``/``"fro"`` Frobenius, 1 the largest column abs sum, ``inf`` the largest
-    row abs sum; ``ord=2`` there (the spectral norm) needs an SVD, which minitf does not have."""
+    row abs sum, 2 the largest singular value (the spectral norm)."""
     x = tensor if isinstance(tensor, Tensor) else convert_to_tensor(tensor)
     keepdims = bool(keepdims)
     ord_is_real = (isinstance(ord, (int, float, numpy.integer, numpy.floating))
@@ -280,9 +280,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
             sums = reduce_sum(_abs(x), axis=r if ord == 1 else c, keepdims=True)
             return reduce_max(sums, axis=(r, c), keepdims=keepdims)
         if ord_is_real and ord == 2:
-            raise NotImplementedError(
-                "tf.norm(ord=2) on matrix axes (the spectral norm) needs an SVD, which minitf "
-                "does not have; use ord='fro', 1 or np.inf")
+            return _spectral_norm(x, r, c, keepdims)
         raise ValueError(f"norm: ord must be a matrix norm ('euclidean', 'fro', 1, 2, inf) "
                          f"for matrix axes, got ord={ord!r}, axis={axis!r}")
     if isinstance(axis, (list, tuple)) and len(axis) == 1:
@@ -300,6 +298,18 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         return reduce_sum(_abs(x), axis=axis, keepdims=keepdims)
     total = reduce_sum(_pow(_abs(x), float(ord)), axis=axis, keepdims=keepdims)
     return _pow(total, 1.0 / float(ord))
+
+
+def _spectral_norm(x, r, c, keepdims):
+    from .array_ops import expand_dims, transpose
+    from .decomposition_ops import svd
+    rest = [a for a in range(x.ndim) if a not in (r, c)]
+    s = svd(transpose(x, rest + [r, c]), compute_uv=False)
+    out = reduce_max(s, axis=-1)
+    if keepdims:
+        for a in sorted((r, c)):
+            out = expand_dims(out, a)
+    return out
 
 
 def diag(diagonal, name=None):

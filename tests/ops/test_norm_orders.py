@@ -84,9 +84,23 @@ def test_column_and_row_sums_are_not_swapped():
     assert float(tf.norm(m, ord=1, axis=[1, 0])) == 11.0  # transposed view
 
 
-def test_spectral_norm_is_not_silently_wrong():
-    with pytest.raises(NotImplementedError, match=r"tf\.norm\(ord=2\)"):
-        tf.norm(A, ord=2, axis=[0, 1])
+def test_spectral_norm_is_the_largest_singular_value():
+    rng = np.random.default_rng(4)
+    batch = rng.normal(size=(3, 4, 5))
+    want = np.linalg.norm(batch, ord=2, axis=(1, 2))
+    np.testing.assert_allclose(tf.norm(batch, ord=2, axis=[1, 2]).numpy(), want, rtol=1e-12)
+    # the matrix axes may be any pair, in either order; keepdims keeps both
+    moved = np.moveaxis(batch, 0, 2)                     # (4, 5, 3): matrices on axes 0, 1
+    np.testing.assert_allclose(tf.norm(moved, ord=2, axis=[0, 1]).numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(tf.norm(moved, ord=2, axis=[1, 0], keepdims=True).numpy(),
+                               want.reshape(1, 1, 3), rtol=1e-12)
+    m = tf.constant(batch[0])
+    with tf.GradientTape() as tape:
+        tape.watch(m)
+        n = tf.norm(m, ord=2, axis=[0, 1])
+    u, _, vt = np.linalg.svd(batch[0])               # d sigma_max / dA = u_1 v_1^T
+    np.testing.assert_allclose(tape.gradient(n, m).numpy(), np.outer(u[:, 0], vt[0]),
+                               rtol=1e-8, atol=1e-12)
 
 
 @pytest.mark.parametrize("ord_, axis", [

@@ -15,7 +15,7 @@ from ._samples import u
 from .convert import convert_to_tensor
 from .math_ops import identity, stop_gradient  # noqa: F401 - re-exported
 from .math_ops import ones_like_public, zeros_like_public
-from .registry import InvalidArgumentError, RAW, TENSOR, apply, defop, helper
+from .registry import InvalidArgumentError, RAW, TENSOR, apply, as_keras_layer, defop, helper
 
 
 def _x(x):
@@ -47,7 +47,11 @@ _reshape = defop("reshape", lambda x, shape: B.xp.reshape(x, shape), vjp=_reshap
 
 def reshape(tensor, shape, name=None):
     """Same values in a new shape; one dimension may be -1."""
-    return apply(_reshape.op, (_x(tensor),), {"shape": _shape_tuple(shape)})
+    try:
+        x = _x(tensor)
+    except TypeError:
+        return as_keras_layer(reshape, (tensor, shape), {})
+    return apply(_reshape.op, (x,), {"shape": _shape_tuple(shape)})
 
 
 def _transpose_vjp(F, g, x, y, perm):
@@ -62,7 +66,10 @@ _transpose = defop("transpose", lambda x, perm: B.xp.transpose(x, perm), vjp=_tr
 
 def transpose(a, perm=None, conjugate=False, name=None):
     """Permute dimensions (reverse them when ``perm`` is None)."""
-    a = _x(a)
+    try:
+        a = _x(a)
+    except TypeError:
+        return as_keras_layer(transpose, (a, perm), {"conjugate": conjugate})
     if perm is None:
         perm = tuple(builtins.range(a.ndim))[::-1]
     perm = tuple(int(p) % max(a.ndim, 1) for p in _shape_tuple(perm))
@@ -82,7 +89,10 @@ def matrix_transpose(a, name=None):
 
 def expand_dims(input, axis, name=None):  # noqa: A002 - TF's name
     """Insert a size-1 dimension at ``axis``."""
-    x = _x(input)
+    try:
+        x = _x(input)
+    except TypeError:
+        return as_keras_layer(expand_dims, (input, axis), {})
     shape = list(x._value.shape)
     axis = int(axis)
     if axis < 0:
@@ -96,7 +106,10 @@ def expand_dims(input, axis, name=None):  # noqa: A002 - TF's name
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
     """Remove size-1 dimensions (only those in ``axis`` when given)."""
-    x = _x(input)
+    try:
+        x = _x(input)
+    except TypeError:
+        return as_keras_layer(squeeze, (input, axis), {})
     shape = x._value.shape
     if axis is None:
         axes = {i for i, s in enumerate(shape) if s == 1}
@@ -299,8 +312,11 @@ _gather_grad = defop("gather_grad", _gather_grad_forward, arity=2, vjp=_gather_g
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """Slices of ``params`` along ``axis`` at integer ``indices``: shape
     ``params.shape[:axis] + indices.shape + params.shape[axis + 1:]``."""
-    params = _x(params)
-    indices = _x(indices)
+    try:
+        params = _x(params)
+        indices = _x(indices)
+    except TypeError:
+        return as_keras_layer(gather, (params, indices), {"axis": axis, "batch_dims": batch_dims})
     if batch_dims:
         raise NotImplementedError("gather: batch_dims is not supported")
     if indices._value.dtype.kind not in "iu":
@@ -355,7 +371,10 @@ _concat = defop("concat", _concat_forward, arity=-1, vjp=_concat_vjp, jvp="linea
 
 def concat(values, axis, name=None):
     """Join tensors along an existing ``axis``."""
-    values = [_x(v) for v in values]
+    try:
+        values = [_x(v) for v in values]
+    except TypeError:
+        return as_keras_layer(concat, (list(values), axis), {})
     _same_dtype("concat", values)
     if len(values) == 1:
         return values[0]
@@ -372,7 +391,10 @@ def _same_dtype(what, values):
 
 def stack(values, axis=0, name=None):
     """Join tensors along a new ``axis``."""
-    values = [_x(v) for v in values]
+    try:
+        values = [_x(v) for v in values]
+    except TypeError:
+        return as_keras_layer(stack, (list(values), axis), {})
     if not values:
         raise ValueError("stack: needs at least one tensor")
     shapes = {tuple(v._value.shape) for v in values}
@@ -394,7 +416,10 @@ def unstack(value, num=None, axis=0, name=None):
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None):
     """Split along ``axis`` into equal parts (an int) or parts of the given sizes."""
-    value = _x(value)
+    try:
+        value = _x(value)
+    except TypeError:
+        return as_keras_layer(split, (value, num_or_size_splits, axis, num), {})
     axis = int(axis) % value.ndim
     dim = value._value.shape[axis]
     if isinstance(num_or_size_splits, (int, numpy.integer)):
@@ -436,7 +461,10 @@ _tile = defop("tile", lambda x, multiples: B.xp.tile(x, multiples), vjp=_tile_vj
 
 
 def tile(input, multiples, name=None):  # noqa: A002
-    x = _x(input)
+    try:
+        x = _x(input)
+    except TypeError:
+        return as_keras_layer(tile, (input, multiples), {})
     multiples = _shape_tuple(multiples)
     if len(multiples) != x.ndim:
         raise InvalidArgumentError(
@@ -507,7 +535,10 @@ _pad = defop("pad", _pad_forward, vjp=_pad_vjp, jvp="linear", type="PadV2",
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """Pad with ``paddings[i] = (before, after)`` for each dimension."""
-    x = _x(tensor)
+    try:
+        x = _x(tensor)
+    except TypeError:
+        return as_keras_layer(pad, (tensor, paddings, mode, constant_values), {})
     mode = mode.upper()
     if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
         raise ValueError(f"pad: mode must be CONSTANT, REFLECT or SYMMETRIC, got {mode!r}")

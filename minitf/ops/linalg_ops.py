@@ -9,7 +9,7 @@ from .array_ops import matrix_transpose, reshape, transpose
 from .convert import convert_to_tensor, operand_pair
 from .math_ops import multiply, sqrt, where, abs as _abs, pow as _pow
 from .reduce_ops import reduce_max, reduce_sum
-from .registry import InvalidArgumentError, apply2, defop
+from .registry import InvalidArgumentError, apply2, as_keras_layer, defop
 
 
 def _swap(F, x):
@@ -124,7 +124,12 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     >>> minitf.matmul(minitf.ones((2, 3)), minitf.ones((3, 4))).shape
     TensorShape([2, 4])
     """
-    a, b = operand_pair("matmul", a, b)
+    try:
+        a, b = operand_pair("matmul", a, b)
+    except TypeError:
+        return as_keras_layer(matmul, (a, b), {"transpose_a": transpose_a,
+                                               "transpose_b": transpose_b,
+                                               "adjoint_a": adjoint_a, "adjoint_b": adjoint_b})
     if a.ndim < 2 or b.ndim < 2:
         raise InvalidArgumentError(
             f"matmul: both operands need rank >= 2, got shapes {tuple(a.shape)} and "

@@ -12,7 +12,7 @@ from .. import native_nn
 from ..tensor import Tensor
 from ._samples import away, pos, u
 from .convert import convert_to_tensor, operand_pair
-from .registry import apply, apply1, apply2, defop, helper
+from .registry import apply, apply1, apply2, as_keras_layer, defop, helper
 
 
 def _x(x):
@@ -33,7 +33,12 @@ def unary(name, forward, vjp, save=("x",), samples=None, smooth=True, jvp="eleme
     op = public.op
 
     def fast(x, name=None):
-        return apply1(op, x if isinstance(x, Tensor) else convert_to_tensor(x))
+        if isinstance(x, Tensor):
+            return apply1(op, x)
+        try:
+            return apply1(op, convert_to_tensor(x))
+        except TypeError:
+            return as_keras_layer(fast, (x,), {})
 
     fast.__name__ = fast.__qualname__ = public.__name__
     fast.__doc__ = public.__doc__
@@ -55,7 +60,10 @@ def binary(name, forward, vjp, save=(0, 1), samples=None, smooth=True, jvp="elem
     def fast(x, y, name=None):
         if not (isinstance(x, Tensor) and isinstance(y, Tensor)
                 and x._value.dtype is y._value.dtype):
-            x, y = operand_pair(op.name, x, y)
+            try:
+                x, y = operand_pair(op.name, x, y)
+            except TypeError:
+                return as_keras_layer(fast, (x, y), {})
         return apply2(op, x, y)
 
     fast.__name__ = fast.__qualname__ = public.__name__
@@ -389,7 +397,10 @@ _cast = defop("cast", _cast_forward, vjp=_cast_vjp, jvp="linear", save=(0,),
 
 def cast(x, dtype, name=None):
     """Convert to ``dtype``. Casting from an integer or bool dtype cuts the gradient."""
-    x = _x(x)
+    try:
+        x = _x(x)
+    except TypeError:
+        return as_keras_layer(cast, (x, dtype), {})
     dtype = dtypes.as_dtype(dtype)
     if x._value.dtype == dtype.np:
         return x
@@ -425,7 +436,10 @@ def where(condition, x=None, y=None, name=None):
 
     With only ``condition``, the indices of true elements as an int64 (n, rank) tensor.
     """
-    condition = _x(condition)
+    try:
+        condition = _x(condition)
+    except TypeError:
+        return as_keras_layer(where, (condition, x, y), {})
     if x is None and y is None:
         return apply(_where_indices.op, (condition,), {})
     if x is None or y is None:
@@ -450,7 +464,10 @@ def ones_like(F, x):
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     """Clip element-wise to [min, max]; the gradient passes at the bounds (as TF)."""
-    t = _x(t)
+    try:
+        t = _x(t)
+    except TypeError:
+        return as_keras_layer(clip_by_value, (t, clip_value_min, clip_value_max), {})
     return minimum(maximum(t, clip_value_min), clip_value_max)
 
 

@@ -15,7 +15,7 @@ from .math_ops import (cast, elu, gelu, leaky_relu, log_sigmoid, relu, relu6, rs
 from .reduce_ops import extreme, reduce_mean
 from . import fused_ops
 from .derived import DerivedCache
-from .registry import InvalidArgumentError, apply, defop
+from .registry import InvalidArgumentError, apply, as_keras_layer, defop
 from . import random_ops
 
 
@@ -48,7 +48,10 @@ _softmax = defop("softmax", _softmax_forward, vjp=_softmax_vjp, jvp=_softmax_jvp
 
 def softmax(logits, axis=None, name=None):
     """exp(x) / sum(exp(x)) along ``axis`` (the last by default)."""
-    x = _x(logits)
+    try:
+        x = _x(logits)
+    except TypeError:
+        return as_keras_layer(softmax, (logits, axis), {})
     return apply(_softmax.op, (x,), {"axis": -1 if axis is None else int(axis) % x.ndim - x.ndim})
 
 
@@ -73,7 +76,10 @@ _log_softmax = defop("log_softmax", _log_softmax_forward, vjp=_log_softmax_vjp,
 
 
 def log_softmax(logits, axis=None, name=None):
-    x = _x(logits)
+    try:
+        x = _x(logits)
+    except TypeError:
+        return as_keras_layer(log_softmax, (logits, axis), {})
     return apply(_log_softmax.op, (x,), {"axis": -1 if axis is None else int(axis) % x.ndim - x.ndim})
 
 

@@ -7,7 +7,7 @@ from .. import backend as B
 from ..tensor import Tensor
 from ._samples import away, u
 from .convert import convert_to_tensor
-from .registry import InvalidArgumentError, RAW, apply, defop, helper
+from .registry import InvalidArgumentError, RAW, apply, as_keras_layer, defop, helper
 
 
 def _x(x):
@@ -58,7 +58,10 @@ def _reduction(name, forward, vjp, save=(), smooth=True, samples=None, **kw):
                    samples=samples if vjp else None, **kw)
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
-        x = _x(input_tensor)
+        try:
+            x = _x(input_tensor)
+        except TypeError:
+            return as_keras_layer(fn, (input_tensor,), {"axis": axis, "keepdims": keepdims})
         return apply(public.op, (x,), {"axis": _axes(axis, x.ndim), "keepdims": bool(keepdims)})
 
     fn.__name__ = name

@@ -157,11 +157,7 @@ def _make_public(op):
             inputs = tuple(a if isinstance(a, Tensor) else convert_to_tensor(a)
                            for a in args[:arity])
         except TypeError:
-            # a KerasTensor (functional-model placeholder) makes the op a layer of the model
-            symbolic = next((a for a in args[:arity] if hasattr(a, "_keras_op")), None)
-            if symbolic is None:
-                raise
-            return symbolic._keras_op(public, args[:arity], attrs)
+            return as_keras_layer(public, args[:arity], attrs)
         return apply(op, inputs, attrs)
 
     public.__name__ = op.name
@@ -169,6 +165,27 @@ def _make_public(op):
     public.__doc__ = (op.forward.__doc__ or f"The `{op.name}` op.")
     public.op = op
     return public
+
+
+def as_keras_layer(fn, args, kwargs):
+    """Called while a conversion's ``TypeError`` is handled: ``fn(*args, **kwargs)`` as a layer
+    of a functional Keras model when a KerasTensor is among the arguments (tf.keras 2 lets
+    ``tf.concat([a, b], 1)`` act on its symbolic inputs); otherwise the TypeError goes on."""
+    for value in _leaves((args, kwargs)):
+        if hasattr(value, "_keras_op"):
+            return value._keras_op(fn, args, kwargs)
+    raise  # noqa: PLE0704 - re-raises the TypeError being handled by the caller
+
+
+def _leaves(value):
+    if type(value) in (list, tuple):
+        for v in value:
+            yield from _leaves(v)
+    elif type(value) is dict:
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
 
 
 def lookup(name):

@@ -172,9 +172,38 @@ def test_invalid_op_names_shapes():
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"\(None, 3\), \(None, 4\)"):
         a + b
     with pytest.raises(TypeError, match="keras.ops"):
-        tf.concat([a, b], axis=1)   # not dispatched: the message names the alternatives
+        tf.unstack(a)               # not dispatched: the message names the alternatives
     with pytest.raises(TypeError, match="iterated"):
         list(a)
+
+
+def test_tf_functions_on_keras_tensors_as_tf_keras_2_allows(tmp_path):
+    # tf.keras 2 wraps tf.* calls on KerasTensors as TFOpLambda layers (the functional API
+    # guide's "tf.concat" pattern); the model must compute the formula, train and save
+    inp = keras.Input((4,))
+    a = keras.layers.Dense(3)(inp)
+    c = tf.concat([a, tf.nn.relu(a)], axis=1)
+    d = tf.expand_dims(tf.squeeze(tf.reduce_mean(c, axis=1, keepdims=True), 1), -1)
+    h = tf.nn.softmax(tf.reshape(tf.matmul(c, tf.ones((6, 2))), (-1, 2)))
+    out = tf.add(h, tf.clip_by_value(d, 0.0, 1.0)) + tf.exp(tf.gather(c, [0, 1], axis=1))
+    model = keras.Model(inp, tf.cast(out, tf.float32))
+    x = _data(5, 4)
+    W, b = model.layers[1].kernel.numpy(), model.layers[1].bias.numpy()
+    A = x @ W + b
+    C = np.concatenate([A, np.maximum(A, 0)], 1)
+    F = C @ np.ones((6, 2))
+    want = (np.exp(F) / np.exp(F).sum(1, keepdims=True) + np.clip(C.mean(1, keepdims=True), 0, 1)
+            + np.exp(C[:, :2]))
+    np.testing.assert_allclose(model(x).numpy(), want, rtol=1e-5)
+    names = [layer.name for layer in model.layers]
+    assert "tf.concat" in names and "tf.math.reduce_mean" in names and "tf.math.softmax" in names
+    path = os.path.join(tmp_path, "tf_ops.keras")
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path)(x).numpy(), model(x).numpy(),
+                               rtol=1e-6)
+    model.compile("sgd", "mse")
+    losses = model.fit(x, np.zeros((5, 2)), epochs=3, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
 
 
 def test_one_dimensional_data_for_trailing_one_input():

@@ -25,3 +25,6 @@ from types import SimpleNamespace as _NS  # noqa: E402
 experimental = _NS(preprocessing=_NS(Rescaling=Rescaling, Normalization=Normalization))
 from .normalization import SyncBatchNormalization  # noqa: F401
 from .op_layers import TFOpLambda  # noqa: F401,E402 - operations on KerasTensors
+from .recurrent import GRU, LSTM, RNN, SimpleRNN  # noqa: F401,E402
+from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401,E402
+from .wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402

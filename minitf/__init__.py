@@ -191,7 +191,9 @@ linalg.lstsq = _decomp.lstsq
 from .py_function import numpy_function, py_function  # noqa: E402 - Python code in a pipeline
 from . import image_ops as _image_ops  # noqa: E402
 image = _NS(**{_n: getattr(_image_ops, _n) for _n in _image_ops.__all__})
-from .ops import nn_extra_ops as _nn_extra  # noqa: E402
+from .ops import nn_extra_ops as _nn_extra, depthwise_conv_ops as _depthwise  # noqa: E402
 for _name in _nn_extra.__all__:
     setattr(nn, _name, getattr(_nn_extra, _name))
+for _name in _depthwise.__all__:
+    setattr(nn, _name, getattr(_depthwise, _name))
 del _name

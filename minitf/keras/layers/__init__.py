@@ -28,3 +28,6 @@ from .op_layers import TFOpLambda  # noqa: F401,E402 - operations on KerasTensor
 from .recurrent import GRU, LSTM, RNN, SimpleRNN  # noqa: F401,E402
 from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401,E402
 from .wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402
+from .attention import AdditiveAttention, Attention, MultiHeadAttention  # noqa: F401,E402
+from .conv_depthwise import (DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D,  # noqa: F401,E402
+                             SeparableConv2D, SeparableConvolution1D, SeparableConvolution2D)

@@ -197,3 +197,7 @@ for _name in _nn_extra.__all__:
 for _name in _depthwise.__all__:
     setattr(nn, _name, getattr(_depthwise, _name))
 del _name
+from . import strategy as _strategy  # noqa: E402 - tf.distribute (one replica per process)
+distribute = _NS(**{_n: getattr(_strategy, _n) for _n in _strategy.__all__})
+VariableAggregation = _strategy.VariableAggregation
+VariableSynchronization = _strategy.VariableSynchronization

@@ -357,7 +357,10 @@ class Variable(Tensor):
     _is_variable = True
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None,
-                 constraint=None):
+                 constraint=None, validate_shape=True, caching_device=None, aggregation=None,
+                 synchronization=None, import_scope=None):
+        # validate_shape ... synchronization: TF's placement and replica arguments, accepted
+        # (one device, one replica per process: nothing to place or aggregate).
         from .ops.convert import convert_to_tensor
         if callable(initial_value):
             initial_value = initial_value()

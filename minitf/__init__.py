@@ -201,3 +201,11 @@ from . import strategy as _strategy  # noqa: E402 - tf.distribute (one replica p
 distribute = _NS(**{_n: getattr(_strategy, _n) for _n in _strategy.__all__})
 VariableAggregation = _strategy.VariableAggregation
 VariableSynchronization = _strategy.VariableSynchronization
+from .ops import misc_ops as _misc  # noqa: E402
+from .ops.misc_ops import (broadcast_dynamic_shape, broadcast_static_shape,  # noqa: E402
+                           histogram_fixed_width, identity_n, unravel_index)
+math.confusion_matrix = _misc.confusion_matrix
+math.multiply_no_nan = _misc.multiply_no_nan
+math.accumulate_n = _misc.accumulate_n
+random.experimental = _NS(stateless_split=_misc.stateless_split,
+                          stateless_fold_in=_misc.stateless_fold_in)

@@ -318,7 +318,8 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     except TypeError:
         return as_keras_layer(gather, (params, indices), {"axis": axis, "batch_dims": batch_dims})
     if batch_dims:
-        raise NotImplementedError("gather: batch_dims is not supported")
+        from .misc_ops import gather_batched
+        return gather_batched(params, indices, axis, batch_dims)
     if indices._value.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, got {indices.dtype.name}")
     axis = 0 if axis is None else int(axis) % params.ndim

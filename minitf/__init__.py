@@ -210,6 +210,6 @@ math.multiply_no_nan = _misc.multiply_no_nan
 math.accumulate_n = _misc.accumulate_n
 random.experimental = _NS(stateless_split=_misc.stateless_split,
                           stateless_fold_in=_misc.stateless_fold_in)
-from . import compat as _compat  # noqa: E402 - tf.compat.v1's logging and eager switches
+from . import compat_v1 as _compat  # noqa: E402 - tf.compat.v1's logging and eager switches
 compat = _NS(v1=_compat.v1, v2=_sys.modules[__name__])
 saved_model = _compat.saved_model

@@ -11,6 +11,7 @@ compute on backend arrays (``_array``); any other callable of a tensor works as 
 from .. import backend as B
 from ..ops.convert import convert_to_tensor
 from ..tensor import Tensor
+from .identifiers import resolve
 
 _EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -147,21 +148,7 @@ def deserialize(config, custom_objects=None):
 def get(identifier):
     """A constraint from None, a name (``"max_norm"``, ``"NonNeg"``), a config dict, a class
     or a callable."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, str):
-        cls = _NAMES.get(identifier) or _CLASSES.get(identifier)
-        if cls is None:
-            raise ValueError(f"unknown constraint {identifier!r}; known: "
-                             f"{sorted(set(_NAMES) | set(_CLASSES))}")
-        return cls()
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, type) and issubclass(identifier, Constraint):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"could not interpret constraint identifier {identifier!r}")
+    return resolve(identifier, "constraint", Constraint, {**_CLASSES, **_NAMES}, deserialize)
 
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "max_norm",

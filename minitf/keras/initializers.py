@@ -17,6 +17,7 @@ from .. import backend as B
 from .. import dtypes
 from ..ops import random_ops
 from ..tensor import Tensor
+from .identifiers import resolve
 
 # Standard deviation of a unit normal truncated to [-2, 2]: dividing by it restores the variance.
 _TRUNC_STD = 0.87962566103423978
@@ -270,18 +271,4 @@ def deserialize(config):
 
 def get(identifier):
     """An initializer from a name, an instance, a config dict or a callable; None -> None."""
-    if identifier is None or isinstance(identifier, Initializer):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
-        if cls is None:
-            raise ValueError(f"unknown initializer {identifier!r}; known: "
-                             f"{sorted(_ALIASES)}")
-        return cls()
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, type) and issubclass(identifier, Initializer):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"cannot interpret {identifier!r} as an initializer")
+    return resolve(identifier, "initializer", Initializer, {**_CLASSES, **_ALIASES}, deserialize)

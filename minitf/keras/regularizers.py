@@ -11,6 +11,7 @@ at every call and added with ``add_loss``.
 from ..ops.convert import convert_to_tensor
 from ..ops.math_ops import abs as _abs, cast, square
 from ..ops.reduce_ops import reduce_sum
+from .identifiers import resolve
 
 
 def _float(value, what):
@@ -122,19 +123,7 @@ def deserialize(config, custom_objects=None):
 
 def get(identifier):
     """A regularizer from None, a name (``"l2"``), a config dict or a callable."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, str):
-        fn = _NAMES.get(identifier) or _CLASSES.get(identifier)
-        if fn is None:
-            raise ValueError(f"unknown regularizer {identifier!r}; known: "
-                             f"{sorted(set(_NAMES) | set(_CLASSES))}")
-        return fn()
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"could not interpret regularizer identifier {identifier!r}")
+    return resolve(identifier, "regularizer", Regularizer, {**_CLASSES, **_NAMES}, deserialize)
 
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize",

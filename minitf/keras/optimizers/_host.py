@@ -152,10 +152,12 @@ class Plan:
     whole variable (slice None) or a flat half of a large one, or ``(None, items, arena,
     slots, scratch)`` for the small variables of an arena, updated together."""
     __slots__ = ("entries", "groups", "work", "takeover", "version", "parallel", "split",
-                 "native", "_decays")
+                 "native", "_decays", "constrained")
 
     def __init__(self, opt, entries):
         self.entries = entries
+        # a variable's constraint is fixed when it is made (Variable / add_weight)
+        self.constrained = [e for e in entries if getattr(e.var, "_constraint", None) is not None]
         self.native = None      # the optimizer's one-call native update, False where none
         self._decays = (None, None)
         self.groups = sorted({e.group for e in entries})

@@ -513,9 +513,8 @@ class Optimizer:
             decay = 1.0 - lr * float(wd) if wd else 1.0
             scalars[gi] = (decay, self._scalars(gi, lr, step))
         self._run(plan, gs, scalars)
-        for e in entries:
-            if getattr(e.var, "_constraint", None) is not None:
-                apply_constraint(e.var, e.w)
+        for e in plan.constrained:
+            apply_constraint(e.var, e.w)
         if own:
             for e in entries:
                 e.acc.fill(0)

@@ -213,3 +213,7 @@ random.experimental = _NS(stateless_split=_misc.stateless_split,
 from . import compat_v1 as _compat  # noqa: E402 - tf.compat.v1's logging and eager switches
 compat = _NS(v1=_compat.v1, v2=_sys.modules[__name__])
 saved_model = _compat.saved_model
+from .ops import conv3d_ops as _conv3d  # noqa: E402 - 3-D and transposed convolutions, pools
+for _name in _conv3d.__all__:
+    setattr(nn, _name, getattr(_conv3d, _name))
+del _name

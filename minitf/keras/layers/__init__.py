@@ -31,3 +31,8 @@ from .wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402
 from .attention import AdditiveAttention, Attention, MultiHeadAttention  # noqa: F401,E402
 from .conv_depthwise import (DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D,  # noqa: F401,E402
                              SeparableConv2D, SeparableConvolution1D, SeparableConvolution2D)
+from .conv3d import (AveragePooling3D, AvgPool3D, Conv1DTranspose, Conv3D,  # noqa: F401,E402
+                     Conv3DTranspose, Convolution1DTranspose, Convolution3D,
+                     Convolution3DTranspose, Cropping3D, GlobalAveragePooling3D, GlobalAvgPool3D,
+                     GlobalMaxPool3D, GlobalMaxPooling3D, MaxPool3D, MaxPooling3D, UpSampling3D,
+                     ZeroPadding3D)

@@ -10,7 +10,7 @@ import urllib.request
 from ._fsutil import create_temp, remove_quietly
 from .errors import DatasetError
 
-__all__ = ["fetch", "FetchError", "sha256_file"]
+__all__ = ["fetch", "download_url", "FetchError", "sha256_file"]
 
 _CHUNK = 1 << 16
 _USER_AGENT = "minitf-datasets/1"
@@ -37,8 +37,9 @@ def sha256_file(path):
     return digest.hexdigest()
 
 
-def _download(url, tmp_path, sha256, timeout):
-    """Stream ``url`` into ``tmp_path``; raise unless the bytes are complete and match."""
+def _download(url, tmp_path, expected, timeout, algorithm="sha256"):
+    """Stream ``url`` into ``tmp_path``; raise unless the bytes are complete and (when
+    ``expected`` is given) their ``algorithm`` digest matches it."""
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     try:
         response = urllib.request.urlopen(request, timeout=timeout)
@@ -48,7 +49,7 @@ def _download(url, tmp_path, sha256, timeout):
         if exc.code in (408, 429) or exc.code >= 500:
             raise
         raise _Permanent(f"HTTP {exc.code} {exc.reason}") from exc
-    digest = hashlib.sha256()
+    digest = hashlib.new(algorithm)
     received = 0
     with response, open(tmp_path, "wb") as out:
         length = response.headers.get("Content-Length")
@@ -60,9 +61,42 @@ def _download(url, tmp_path, sha256, timeout):
     if length is not None and length.isdigit() and received != int(length):
         raise OSError(f"transfer incomplete: got {received} of {length} bytes")
     got = digest.hexdigest()
-    if got != sha256:
-        raise _Permanent(f"checksum mismatch: got sha256 {got}, expected {sha256} "
+    if expected is not None and got != expected:
+        raise _Permanent(f"checksum mismatch: got {algorithm} {got}, expected {expected} "
                          f"({received} bytes received)")
+
+
+def download_url(url, path, expected_hash=None, hash_algorithm="sha256", retries=2,
+                 timeout=30.0, backoff=0.5, attempts=None):
+    """Download ``url`` to ``path`` (checked against ``expected_hash`` when given).
+
+    Retries and temporary files work as in ``fetch``: the bytes go to a hidden temporary
+    file next to ``path``, renamed only once complete and verified. Returns True on success;
+    on failure returns False after appending ``(url, reason)`` pairs to ``attempts``.
+    """
+    attempts = [] if attempts is None else attempts
+    directory, name = os.path.split(os.fspath(path))
+    expected = None if expected_hash is None else expected_hash.lower()
+    for attempt in range(1 + max(0, retries)):
+        if attempt:
+            time.sleep(backoff * 2 ** (attempt - 1))
+        fd, tmp = create_temp(directory or ".", name, suffix=".part")
+        os.close(fd)
+        try:
+            _download(url, tmp, expected, timeout, hash_algorithm)
+            os.replace(tmp, path)
+            return True
+        except _Permanent as exc:
+            attempts.append((url, str(exc)))
+            return False
+        except ValueError as exc:  # malformed URL: retrying cannot help
+            attempts.append((url, f"{type(exc).__name__}: {exc}"))
+            return False
+        except (OSError, http.client.HTTPException) as exc:  # network trouble
+            attempts.append((url, f"attempt {attempt + 1}: {type(exc).__name__}: {exc}"))
+        finally:
+            remove_quietly(tmp)
+    return False
 
 
 def fetch(filename, sha256, mirrors, dest_dir, retries=2, timeout=30.0, backoff=0.5):
@@ -95,25 +129,8 @@ def fetch(filename, sha256, mirrors, dest_dir, retries=2, timeout=30.0, backoff=
     attempts = []
     for mirror in mirrors:
         url = mirror if mirror.endswith("/") else mirror + "/"
-        url += filename
-        for attempt in range(1 + max(0, retries)):
-            if attempt:
-                time.sleep(backoff * 2 ** (attempt - 1))
-            fd, tmp = create_temp(dest_dir, filename, suffix=".part")
-            os.close(fd)
-            try:
-                _download(url, tmp, sha256, timeout)
-                os.replace(tmp, final)
-                return final
-            except _Permanent as exc:
-                attempts.append((url, str(exc)))
-                break
-            except ValueError as exc:  # malformed URL: retrying cannot help
-                attempts.append((url, f"{type(exc).__name__}: {exc}"))
-                break
-            except (OSError, http.client.HTTPException) as exc:  # network trouble
-                attempts.append((url, f"attempt {attempt + 1}: {type(exc).__name__}: {exc}"))
-            finally:
-                remove_quietly(tmp)
+        if download_url(url + filename, final, sha256, "sha256", retries, timeout, backoff,
+                        attempts):
+            return final
     tried = "\n".join(f"  {url}: {reason}" for url, reason in attempts) or "  (no mirrors given)"
     raise FetchError(f"could not download {filename}; attempts:\n{tried}", attempts)

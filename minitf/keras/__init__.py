@@ -18,3 +18,5 @@ from .trainer import History  # noqa: F401
 
 from . import keras_backend as backend  # noqa: E402
 from . import constraints, datasets, ops, random, regularizers, utils  # noqa: E402,F401
+
+preprocessing = utils._preprocessing_namespace()  # keras.preprocessing.sequence/.image

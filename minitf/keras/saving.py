@@ -236,4 +236,5 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 from . import archive  # noqa: E402
 from .serialization import (CustomObjectScope, custom_object_scope,  # noqa: E402,F401
                             deserialize_keras_object, get_custom_objects, get_registered_name,
-                            register_keras_serializable, serialize_keras_object)
+                            get_registered_object, register_keras_serializable,
+                            serialize_keras_object)

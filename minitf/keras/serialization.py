@@ -45,8 +45,27 @@ def get_custom_objects():
 
 
 def get_registered_name(obj):
+    """The name ``obj`` (a class, a function or an instance) is registered under with
+    ``register_keras_serializable`` (``"package>name"``), else its plain name."""
+    if callable(obj) and not isinstance(obj, type) and hasattr(obj, "__name__"):
+        return getattr(obj, "__dict__", {}).get("_registered_name", obj.__name__)
     cls = obj if isinstance(obj, type) else type(obj)
     return cls.__dict__.get("_registered_name", cls.__name__)
+
+
+def get_registered_object(name, custom_objects=None, module_objects=None):
+    """The class or function registered as ``name``: looked up in the active custom object
+    scopes, the global registry, then ``custom_objects`` and ``module_objects``; None if
+    absent."""
+    for scope in reversed(_SCOPES):
+        if name in scope:
+            return scope[name]
+    if name in _CUSTOM_OBJECTS:
+        return _CUSTOM_OBJECTS[name]
+    for mapping in (custom_objects, module_objects):
+        if mapping and name in mapping:
+            return mapping[name]
+    return None
 
 
 class CustomObjectScope:

@@ -9,8 +9,16 @@ from .. import backend as B
 from ..ops.random_ops import set_seed as _set_seed
 from ..tensor import Tensor
 from .layers.base import clear_session  # noqa: F401
+from .serialization import (CustomObjectScope, custom_object_scope,  # noqa: F401
+                            deserialize_keras_object, get_custom_objects, get_registered_name,
+                            get_registered_object, register_keras_serializable,
+                            serialize_keras_object)
 from .trainer_data import (PyDataset, pack_x_y_sample_weight,  # noqa: F401
                            unpack_x_y_sample_weight)
+from .utils_data import (Progbar, pad_sequences, split_dataset,  # noqa: F401
+                         timeseries_dataset_from_array)
+from .utils_files import (get_file, image_dataset_from_directory, load_img,  # noqa: F401
+                          save_img)
 
 Sequence = PyDataset
 
@@ -92,3 +100,13 @@ def img_to_array(img, data_format=None, dtype="float32"):
                          f"{data_format!r}")
     x = np.asarray(img, dtype=dtype)
     return x[:, :, None] if x.ndim == 2 else x
+
+
+def _preprocessing_namespace():
+    from types import SimpleNamespace
+    return SimpleNamespace(
+        sequence=SimpleNamespace(pad_sequences=pad_sequences),
+        image=SimpleNamespace(array_to_img=array_to_img, img_to_array=img_to_array,
+                              load_img=load_img, save_img=save_img),
+        image_dataset_from_directory=image_dataset_from_directory,
+        timeseries_dataset_from_array=timeseries_dataset_from_array)

@@ -217,3 +217,4 @@ from .ops import conv3d_ops as _conv3d  # noqa: E402 - 3-D and transposed convol
 for _name in _conv3d.__all__:
     setattr(nn, _name, getattr(_conv3d, _name))
 del _name
+from .image_transform import raw_ops  # noqa: E402 - tf.raw_ops.ImageProjectiveTransformV3

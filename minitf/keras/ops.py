@@ -7,6 +7,7 @@ work as for any op.
     from minitf import keras
     kl = -0.5 * keras.ops.mean(1 + log_var - keras.ops.square(mean) - keras.ops.exp(log_var))
 """
+from types import SimpleNamespace
 from ..ops import array_ops as _a, linalg_ops as _l, math_ops as _m, nn_ops as _n
 from ..ops import reduce_ops as _r
 from ..ops.convert import convert_to_tensor  # noqa: F401
@@ -192,6 +193,28 @@ def erf(x):
 
 def isnan(x):
     return _m.is_nan(x)
+
+
+def _image_resize(images, size, interpolation="bilinear", antialias=False,
+                  crop_to_aspect_ratio=False, data_format=None):
+    """``keras.ops.image.resize`` (channels last): ``tf.image.resize`` with Keras' argument
+    names."""
+    from ..image_ops import resize
+    if crop_to_aspect_ratio:
+        raise NotImplementedError("keras.ops.image.resize: crop_to_aspect_ratio=True is not "
+                                  "supported; use keras.layers.Resizing(crop_to_aspect_ratio=True)")
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"keras.ops.image.resize: only channels_last, got {data_format!r}")
+    return resize(images, size, method=interpolation, antialias=antialias)
+
+
+def _affine_transform(*args, **kwargs):
+    from ..image_transform import affine_transform
+    return affine_transform(*args, **kwargs)
+
+
+_affine_transform.__doc__ = "``keras.ops.image.affine_transform`` (see ``minitf.image_transform``)."
+image = SimpleNamespace(resize=_image_resize, affine_transform=_affine_transform)
 
 
 # --- KerasTensors ------------------------------------------------------------------------------

@@ -36,3 +36,10 @@ from .conv3d import (AveragePooling3D, AvgPool3D, Conv1DTranspose, Conv3D,  # no
                      Convolution3DTranspose, Cropping3D, GlobalAveragePooling3D, GlobalAvgPool3D,
                      GlobalMaxPool3D, GlobalMaxPooling3D, MaxPool3D, MaxPooling3D, UpSampling3D,
                      ZeroPadding3D)
+from .image_preprocessing import (CenterCrop, RandomBrightness, RandomContrast,  # noqa: F401,E402
+                                  RandomCrop, RandomFlip, RandomRotation, RandomTranslation,
+                                  RandomZoom, Resizing)
+for _name in ("CenterCrop", "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip",
+              "RandomRotation", "RandomTranslation", "RandomZoom", "Resizing"):
+    setattr(experimental.preprocessing, _name, globals()[_name])
+del _name

@@ -187,7 +187,7 @@ def _single(value, what):
 class Conv2DTranspose(Conv2D):
     """Transposed 2-D convolution (the gradient of ``Conv2D`` with respect to its input):
     ``kernel`` has shape ``(kh, kw, filters, in_channels)``; with ``strides=s`` the output is
-    ``s`` times larger ('same') or ``(size - 1) * s + k`` ('valid').
+    ``s`` times larger ('same') or ``size * s + max(k - s, 0)`` ('valid', Keras' rule).
 
     Computed as a stride-1 convolution of the input with zeros inserted between its pixels,
     against the spatially flipped kernel.
@@ -210,8 +210,8 @@ class Conv2DTranspose(Conv2D):
         _add_kernel_and_bias(self, self.kernel_size + (self.filters, input_shape[-1]))
 
     def _pads(self, size, k, s):
-        if self.padding == "valid":
-            return (k - 1, k - 1)
+        if self.padding == "valid":   # Keras: size * s + max(k - s, 0) outputs
+            return (k - 1, k - 1 + max(s - k, 0))
         before = max(k - s, 0) // 2
         return (k - 1 - before, s - 1 + before)
 
@@ -236,7 +236,7 @@ class Conv2DTranspose(Conv2D):
         def size(d, k, s):
             if d is None:
                 return None
-            return d * s if self.padding == "same" else (d - 1) * s + k
+            return d * s if self.padding == "same" else d * s + max(k - s, 0)
         return (n, size(h, kh, sh), size(w, kw, sw), self.filters)
 
     def get_config(self):

@@ -43,3 +43,9 @@ for _name in ("CenterCrop", "RandomBrightness", "RandomContrast", "RandomCrop", 
               "RandomRotation", "RandomTranslation", "RandomZoom", "Resizing"):
     setattr(experimental.preprocessing, _name, globals()[_name])
 del _name
+from .regularization import (AlphaDropout, GaussianDropout, SpatialDropout1D,  # noqa: F401,E402
+                             SpatialDropout2D, SpatialDropout3D)
+from .normalization_more import GroupNormalization, UnitNormalization  # noqa: F401,E402
+from .einsum_dense import EinsumDense  # noqa: F401,E402
+from .categorical import (CategoryEncoding, Discretization, Hashing,  # noqa: F401,E402
+                          IntegerLookup)

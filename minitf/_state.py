@@ -49,3 +49,19 @@ class PauseRecording:
     def __exit__(self, *exc):
         state.tapes, state.accumulators = self._saved
         state.refresh()
+
+
+class NoTrace:
+    """Context in which no ``minitf.function`` trace records: user callables (schedules,
+    ``py_function`` bodies, constraints) run as plain eager code (tapes still record)."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        self._saved = state.tracer
+        state.tracer = None
+        state.refresh()
+
+    def __exit__(self, *exc):
+        state.tracer = self._saved
+        state.refresh()

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import backend as B
 from . import dtypes, errors
-from ._state import state
+from ._state import NoTrace, state
 from .host import host_call
 from .ops.convert import convert_to_tensor
 from .ops.registry import InvalidArgumentError, OpError
@@ -71,7 +71,7 @@ def _call(func, inp, Tout, kind):
     if tracer is not None:
         tracer.run_eagerly(f"it uses the results of tf.{kind} ({_name(func)}), whose Python "
                            f"function must run on every call")
-    with _Untraced():
+    with NoTrace():
         result = _run(func, inputs, kind)
     if not out_dtypes:    # no outputs declared: what func returns is ignored, as in TF
         return None if Tout is None else []
@@ -164,24 +164,10 @@ def _array_output(value, dtype, index, kind, func):
 def _host_kernel(func, kind):
     """``func`` as a host kernel: called now and on every replay with that call's arrays."""
     def run(*arrays):
-        with _Untraced():   # copies: a replay reuses its buffers, func may keep its inputs
+        with NoTrace():   # copies: a replay reuses its buffers, func may keep its inputs
             _run(func, [Tensor(a.copy()) for a in arrays], kind)
     run.reads_only = True
     return run
-
-
-class _Untraced:
-    """``func`` runs outside the function trace: its ops are not steps of the plan (the
-    plan is dropped, or ``func`` runs again as a host kernel) and it may read values."""
-
-    def __enter__(self):
-        self._saved = state.tracer
-        state.tracer = None
-        state.refresh()
-
-    def __exit__(self, *exc):
-        state.tracer = self._saved
-        state.refresh()
 
 
 def _name(func):

@@ -108,7 +108,7 @@ def apply_constraint(variable, array):
         new = c._array(array)
     else:
         from .._state import PauseRecording
-        from .optimizers._host import NoTrace
+        from .._state import NoTrace
         with NoTrace(), PauseRecording():
             new = convert_to_tensor(c(variable))._value
     if new.shape != array.shape:

@@ -171,19 +171,20 @@ def as_keras_layer(fn, args, kwargs):
     """Called while a conversion's ``TypeError`` is handled: ``fn(*args, **kwargs)`` as a layer
     of a functional Keras model when a KerasTensor is among the arguments (tf.keras 2 lets
     ``tf.concat([a, b], 1)`` act on its symbolic inputs); otherwise the TypeError goes on."""
-    for value in _leaves((args, kwargs)):
+    for value in leaves((args, kwargs)):
         if hasattr(value, "_keras_op"):
             return value._keras_op(fn, args, kwargs)
     raise  # noqa: PLE0704 - re-raises the TypeError being handled by the caller
 
 
-def _leaves(value):
+def leaves(value):
+    """The non-container leaves of nested lists, tuples and dicts (dict values)."""
     if type(value) in (list, tuple):
         for v in value:
-            yield from _leaves(v)
+            yield from leaves(v)
     elif type(value) is dict:
         for v in value.values():
-            yield from _leaves(v)
+            yield from leaves(v)
     else:
         yield value
 

@@ -22,6 +22,7 @@ import numpy
 from ... import backend as B
 from ... import dtypes
 from ..._state import state
+from ...ops.registry import leaves as _leaves
 from ...tensor import Tensor, Variable
 from .base import Layer
 from .symbolic import KerasTensor, Node
@@ -72,17 +73,6 @@ def _fill(value, inputs):
     if cls is dict:
         return {k: _fill(v, inputs) for k, v in value.items()}
     return value
-
-
-def _leaves(value):
-    if type(value) in (list, tuple):
-        for v in value:
-            yield from _leaves(v)
-    elif type(value) is dict:
-        for v in value.values():
-            yield from _leaves(v)
-    else:
-        yield value
 
 
 class TFOpLambda(Layer):

@@ -7,7 +7,6 @@ import os
 
 from ... import backend as B
 from ... import openblas, thread_pool
-from ..._state import state
 from ...tensor import Variable
 
 # Splitting pays from ~300k elements: parking and restarting OpenBLAS's workers costs ~80 us
@@ -51,19 +50,6 @@ def quiet():
     """Silence numpy's floating-point warnings: inf/NaN in an update is data, as in TF."""
     errstate = getattr(B.xp, "errstate", None)
     return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
-
-
-class NoTrace:
-    """Run user callables (custom schedules, callable hyperparameters) outside a function trace."""
-
-    def __enter__(self):
-        self._saved = state.tracer
-        state.tracer = None
-        state.refresh()
-
-    def __exit__(self, *exc):
-        state.tracer = self._saved
-        state.refresh()
 
 
 class HostScalar(Variable):

@@ -46,12 +46,13 @@ import math
 
 from ... import backend as B
 from ... import openblas
+from ..._state import NoTrace
 from ...host import host_call
 from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor, Variable
 from ..constraints import apply_constraint
 from . import schedules as _schedules
-from ._host import FUSE_MAX, Arena, HostScalar, NoTrace, Plan, pool, quiet, sumsq
+from ._host import FUSE_MAX, Arena, HostScalar, Plan, pool, quiet, sumsq
 
 _DEFAULT = object()
 

@@ -32,7 +32,7 @@ class LearningRateSchedule:
         """The learning rate after ``step`` updates, as a Python float."""
         if type(self).__call__ is LearningRateSchedule.__call__:
             raise NotImplementedError(f"{type(self).__name__} must implement host_value or __call__")
-        from ._host import NoTrace
+        from ..._state import NoTrace
         with NoTrace():  # a user's ops must not land in a function trace being recorded
             return float(self(constant(int(step), dtype="int64")))
 

@@ -217,17 +217,6 @@ def conv3d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
     return _from_ndhwc(y, data_format)
 
 
-def _single(value, what):
-    """An int, or a list of 1 or 3 ints (3: N, W, C with 1 for N and C)."""
-    if isinstance(value, (int, numpy.integer)):
-        return int(value)
-    value = [int(v) for v in value]
-    if len(value) == 1 or (len(value) == 3 and value[0] == value[2] == 1):
-        return value[len(value) // 2]
-    raise InvalidArgumentError(f"{what} must be an int or a list of 1 or 3 ints ([1, s, 1]), "
-                               f"got {value}")
-
-
 def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
                      data_format="NWC", dilations=None, name=None):
     """The gradient of ``conv1d`` with respect to its input: ``input`` (N, W, C_in),
@@ -249,8 +238,9 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
         raise InvalidArgumentError(
             f"conv1d_transpose: input (N, W, C_in) {(n, width, c_in)}, filters "
             f"(K, C_out, C_in) {tuple(w.shape)} and output_shape {out} do not fit together")
-    stride = _single(strides, "conv1d_transpose: strides")
-    dilation = 1 if dilations is None else _single(dilations, "conv1d_transpose: dilations")
+    stride = conv_ops._single(strides, "conv1d_transpose: strides")
+    dilation = 1 if dilations is None else conv_ops._single(dilations,
+                                                             "conv1d_transpose: dilations")
     mode = _mode(padding, "conv1d_transpose")
     x5 = array_ops.reshape(x, (n, 1, 1, width, c_in))
     w5 = array_ops.reshape(w, (1, 1) + tuple(w._value.shape))

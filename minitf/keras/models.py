@@ -18,6 +18,7 @@ from .._state import PauseRecording
 from ..nest import flatten
 from ..tensor import Tensor
 from . import saving
+from .layers import masking
 from .layers.base import (InputLayer, KerasTensor, Layer, _is_shape, _map_leaves, Input)
 from .trainer import History, Trainer  # noqa: F401 - History is part of the public API
 
@@ -328,10 +329,12 @@ class Functional(Model):
             raise ValueError(f"model {self.name!r} expects {n} inputs, got {len(flat)}")
         return flat
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         values = {}
-        for kt, x in zip(self._flat_inputs, self._flatten_inputs(inputs)):
-            values[id(kt)] = _conform_input(x, kt)
+        flat = self._flatten_inputs(inputs)
+        masks = [None] * len(flat) if mask is None else self._flatten_inputs(mask)
+        for kt, x, m in zip(self._flat_inputs, flat, masks):
+            values[id(kt)] = masking.carry_mask(x, _conform_input(x, kt), m)
         for layer, single, args, kwargs, out_ids in self._plan:
             if single is not None:
                 out = layer(values[single], **kwargs)
@@ -521,10 +524,11 @@ class Sequential(Model):
         else:
             self._mark_built()
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         x = inputs
         if self._input_layer is not None and not isinstance(x, (dict, list, tuple)):
             x = _conform_input(x, self._input_layer._input_tensor)
+        x = masking.carry_mask(inputs, x, mask)
         for layer in self._layers:
             x = layer(x)
         return x

@@ -206,8 +206,11 @@ def test_time_distributed_config_and_errors():
         td(np.zeros((2, 3), "float32"))
     with pytest.raises(ValueError, match="must be a keras layer instance"):
         layers.TimeDistributed(lambda x: x)
-    with pytest.raises(NotImplementedError, match="mask= is not supported"):
-        td(np.zeros((2, 3, 4), "float32"), mask=np.ones((2, 3), bool))
+    # a mask passes through (Keras: TimeDistributed supports masking)
+    from minitf.keras.layers.masking import get_mask
+    mask = np.array([[True, False, True], [False, True, True]])
+    out = td(np.ones((2, 3, 4), "float32"), mask=mask)
+    np.testing.assert_array_equal(get_mask(out).numpy(), mask)
 
 
 def test_sequence_model_with_wrappers_trains():

@@ -49,3 +49,4 @@ from .normalization_more import GroupNormalization, UnitNormalization  # noqa: F
 from .einsum_dense import EinsumDense  # noqa: F401,E402
 from .categorical import (CategoryEncoding, Discretization, Hashing,  # noqa: F401,E402
                           IntegerLookup)
+from .masking import Masking  # noqa: F401,E402

@@ -5,6 +5,7 @@ from .base import Layer
 
 class _Elementwise(Layer):
     _cast_integers = True
+    supports_masking = True   # masks pass through (Keras)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -16,6 +16,7 @@ from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor, TensorShape
 from .. import constraints, initializers, regularizers
 from .activation import Softmax
+from . import masking
 from .base import Layer
 from .core import Dropout
 
@@ -62,6 +63,7 @@ def _tensor_like(value, dtype):
 class _Projection(Layer):
     """``einsum(equation, inputs, kernel) + bias``: the projections inside MultiHeadAttention
     (Keras' ``EinsumDense`` with the equations MultiHeadAttention gives it)."""
+    supports_masking = True   # masked query/value inputs: MultiHeadAttention uses their masks
 
     def __init__(self, equation, kernel_shape, bias_shape, options, **kwargs):
         super().__init__(**kwargs)
@@ -230,8 +232,12 @@ class MultiHeadAttention(Layer):
                 var._name = f"{prefix}/{layer.name}/{key}"
 
     # --- calling -------------------------------------------------------------------------------
+    supports_masking = True   # the output keeps the query's mask
+
     def call(self, query, value, key=None, attention_mask=None, return_attention_scores=False,
              training=None, use_causal_mask=False):
+        # Keras 3: the masks of query, value and key join attention_mask
+        attention_mask = masking.attention_mask_from_inputs(query, value, key, attention_mask)
         dtype = query.dtype
         value = _tensor_like(value, dtype)
         key = value if key is None else _tensor_like(key, dtype)
@@ -431,6 +437,10 @@ class Attention(Layer):
             output = math_ops.where(array_ops.expand_dims(query_mask, -1), output,
                                     array_ops.zeros_like(output))
         return (output, weights) if return_attention_scores else output
+
+    def compute_mask(self, inputs, mask=None):
+        """The query's mask (Keras)."""
+        return None if mask is None or mask[0] is None else _as_bool(mask[0])
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[0][:-1]) + (input_shape[1][-1],)

@@ -532,7 +532,7 @@ class Layer:
         else:
             raise TypeError(f"{type(self).__name__}.__call__ needs the inputs as its first "
                             f"argument")
-        cls = inputs.__class__
+        raw, cls = inputs, inputs.__class__
         if cls is Tensor or cls is Variable:
             cast_np = self._cast_np
             if (cast_np is not None and inputs._value.dtype != cast_np
@@ -560,6 +560,7 @@ class Layer:
                 self._build_from(inputs)
             if training is not None and self._call_has_training:
                 kwargs["training"] = training
+            previous_mask = masking.fill_mask(self, raw, inputs, args, kwargs)
             if self._swap:
                 outputs = self._call_autocast(inputs, args, kwargs)
             else:
@@ -570,6 +571,7 @@ class Layer:
         if first and self._output_shape is None:
             object.__setattr__(self, "_output_shape", map_structure(
                 lambda t: _batchless(t.shape) if isinstance(t, Tensor) else None, outputs))
+        masking.set_output_masks(self, inputs, outputs, previous_mask)
         if self.activity_regularizer is not None:
             for out in flatten(outputs):
                 if isinstance(out, Tensor):
@@ -711,6 +713,19 @@ class Layer:
             raise AttributeError(f"layer {self.name!r} has not been called yet")
         return self._output_shape
 
+    # --- masking (see masking.py) ---------------------------------------------------------------
+    def compute_mask(self, inputs, previous_mask):
+        """The mask of the outputs: the input's mask (for layers that ``supports_masking``)."""
+        return previous_mask
+
+    @property
+    def supports_masking(self):
+        return masking.supports_masking(self)
+
+    @supports_masking.setter
+    def supports_masking(self, value):
+        self.__dict__["_supports_masking"] = bool(value)
+
     # --- misc ----------------------------------------------------------------------------------
     def get_config(self):
         """The constructor arguments (Keras' keys) that rebuild this layer with
@@ -745,3 +760,4 @@ tracking.STATE_TYPES = (Layer, Variable)
 
 # Input/InputLayer subclass Layer; importable from this module as before.
 from .input_layer import Input, InputLayer  # noqa: E402,F401
+from . import masking  # noqa: E402 - uses Layer

@@ -354,8 +354,19 @@ class _GlobalPooling1D(_GlobalPooling2D):
 
 
 class GlobalAveragePooling1D(_GlobalPooling1D):
-    """Mean over the steps: ``(N, steps, C) -> (N, C)``."""
+    """Mean over the steps: ``(N, steps, C) -> (N, C)``; with a ``(N, steps)`` mask (e.g. from
+    ``Embedding(mask_zero=True)``) over the unmasked steps only."""
     _reduce = staticmethod(reduce_ops.reduce_mean)
+    supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        from .masking import masked_mean
+        return masked_mean(inputs, mask, axis=1, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
 
 class GlobalMaxPooling1D(_GlobalPooling1D):

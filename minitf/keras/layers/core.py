@@ -56,6 +56,7 @@ class Dense(Layer):
         layer(minitf.random.normal([7, 5])).shape    # (7, 10); layer.kernel.shape == (5, 10)
     """
     _cast_integers = True
+    supports_masking = True   # the output keeps the input's mask (Keras)
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
@@ -110,6 +111,7 @@ class Dense(Layer):
 
 class Dropout(Layer):
     """Zero a fraction ``rate`` of the inputs (scaling the rest by 1/(1-rate)) when training."""
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -194,6 +196,7 @@ class Reshape(Layer):
 class Activation(Layer):
     """Apply an activation (a name such as ``"softmax"`` or a callable)."""
     _cast_integers = True
+    supports_masking = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -217,9 +220,10 @@ class Lambda(Layer):
     """Wrap a function of tensors as a layer: ``Lambda(lambda x: x ** 2)``.
 
     ``arguments`` are extra keyword arguments for the function; ``training`` is passed when the
-    function accepts it. A Lambda holds Python code, so it has no config: models containing one
-    can save their weights (``save_weights``) but not their architecture (write a Layer
-    subclass instead).
+    function accepts it. ``mask``: the output mask, a tensor or ``mask(inputs, previous_mask)``
+    (without it the layer drops masks, as in Keras). A Lambda holds Python code, so it has no
+    config: models containing one can save their weights (``save_weights``) but not their
+    architecture (write a Layer subclass instead).
     """
 
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
@@ -237,6 +241,12 @@ class Lambda(Layer):
         except (TypeError, ValueError):
             params = {}
         object.__setattr__(self, "_fn_training", "training" in params)
+        object.__setattr__(self, "_output_mask", mask)
+        self.supports_masking = mask is not None
+
+    def compute_mask(self, inputs, mask=None):
+        fn = self._output_mask
+        return fn(inputs, mask) if callable(fn) else fn
 
     def call(self, inputs, training=None):
         kwargs = dict(self.arguments)

@@ -10,6 +10,8 @@ class Embedding(Layer):
     """Look up ``embeddings[ids]``: ``(batch, ...) int -> (batch, ..., output_dim)``.
 
     Under mixed precision the gathered rows (not the whole table) are cast to the compute dtype.
+    ``mask_zero=True``: id 0 is padding; the output carries the mask ``ids != 0`` that later
+    layers (LSTM, GRU, pooling...) use to skip those steps (see ``masking.py``).
 
         emb = Embedding(1000, 64)
         emb(minitf.constant([[4, 20, 7]])).shape     # (1, 3, 64)
@@ -19,12 +21,6 @@ class Embedding(Layer):
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  input_length=None, **kwargs):
         super().__init__(**kwargs)
-        if mask_zero:
-            raise NotImplementedError(
-                f"Embedding {self.name!r}: mask_zero=True is not supported; minitf has no "
-                f"masking, so later layers would also use the padded steps. Build the mask "
-                f"yourself, e.g. mask = cast(ids != 0, 'float32')[..., None], and multiply "
-                f"by it (pooling: sum(x * mask, axis=1) / sum(mask, axis=1)).")
         if int(input_dim) < 1 or int(output_dim) < 1:
             raise ValueError(f"Embedding: input_dim and output_dim must be positive, got "
                              f"{input_dim}, {output_dim}")
@@ -33,7 +29,8 @@ class Embedding(Layer):
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)
-        self.mask_zero = False
+        self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
         # Ids are not autocast: float16 cannot hold integers above 2048 exactly.
         object.__setattr__(self, "_cast_np", None)
 
@@ -53,6 +50,10 @@ class Embedding(Layer):
         if out._value.dtype != self._compute_dtype.np and self._compute_dtype.is_floating:
             out = math_ops.cast(out, self._compute_dtype)
         return out
+
+    def compute_mask(self, inputs, mask=None):
+        """With ``mask_zero``: True where the id is not 0 (the padding id)."""
+        return math_ops.not_equal(inputs, 0) if self.mask_zero else None
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.output_dim,)

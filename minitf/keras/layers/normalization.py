@@ -159,6 +159,7 @@ class LayerNormalization(Layer):
     """Normalize each example over ``axis`` (the last by default): ``gamma * (x - mean) /
     sqrt(var + eps) + beta`` with per-example mean and biased variance."""
     _cast_integers = True
+    supports_masking = True   # each example on its own: the input's mask passes (Keras)
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,

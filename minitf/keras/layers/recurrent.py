@@ -12,21 +12,15 @@ Each layer holds its cell as ``layer.cell`` (the weights live there, as in Keras
     lstm = LSTM(8, return_sequences=True, return_state=True)
     seq, h, c = lstm(minitf.random.normal([4, 10, 3]))     # (4, 10, 8), (4, 8), (4, 8)
 """
+from ...nest import flatten
 from ...ops import array_ops, math_ops
 from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor
+from . import masking
 from .base import Layer
 from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, _RecurrentCell
 
 __all__ = ["RNN", "SimpleRNN", "LSTM", "GRU"]
-
-
-def refuse_mask(layer, mask):
-    if mask is not None:
-        raise NotImplementedError(
-            f"{type(layer).__name__} {layer.name!r}: mask= is not supported; minitf has no "
-            f"masking. Pad the sequences and use the last real step yourself (or equal-length "
-            f"batches).")
 
 
 def _state_sizes(cell):
@@ -58,8 +52,13 @@ class RNN(Layer):
     returned sequence is in processing order, i.e. reversed). ``initial_state`` (call argument)
     is a list with one ``(batch, size)`` tensor per state (zeros by default).
 
-    ``stateful=True`` and masks are not supported; ``unroll`` is accepted and has no effect
-    (the loop is always a Python loop).
+    ``mask`` (call argument, or the mask of the input such as ``Embedding(mask_zero=True)``'s):
+    ``(batch, timesteps)`` bools; at a masked step the states keep their values and the output
+    repeats the previous output (zeros with ``zero_output_for_mask``). With
+    ``return_sequences`` the output carries the mask on.
+
+    ``stateful=True`` is not supported; ``unroll`` is accepted and has no effect (the loop is
+    always a Python loop).
     """
     _cast_integers = True
 
@@ -134,7 +133,6 @@ class RNN(Layer):
         return out
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
-        refuse_mask(self, mask)
         shape = tuple(sequences._value.shape)
         check_sequences(self, shape)
         batch, steps = shape[0], shape[1]
@@ -161,6 +159,9 @@ class RNN(Layer):
                 return output, list(new) if isinstance(new, (list, tuple)) else [new]
         if self.go_backwards:
             inputs = inputs[::-1]
+        if mask is not None:
+            step = masking.masked_rnn_step(step, masking.rnn_step_masks(
+                self, mask, batch, steps, self.go_backwards), self.zero_output_for_mask)
         outputs = []
         for x_t in inputs:
             output, states = step(x_t, states)
@@ -171,6 +172,13 @@ class RNN(Layer):
         if self.return_state:
             return (output, *states)
         return output
+
+    def compute_mask(self, inputs, mask):
+        """The input's mask with ``return_sequences`` (None for the states), else None."""
+        mask = flatten(mask)[0] if isinstance(mask, (list, tuple)) else mask
+        output_mask = mask if self.return_sequences else None
+        return [output_mask] + [None] * len(self.state_size) if self.return_state \
+            else output_mask
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
         check_sequences(self, sequences_shape)

@@ -2,8 +2,9 @@
 applied to every time step), with Keras 3's arguments, configs and weight layout."""
 from ...ops import array_ops, slice_ops
 from ...tensor import TensorShape
+from . import masking
 from .base import Layer
-from .recurrent import check_sequences, refuse_mask
+from .recurrent import check_sequences
 from .symbolic import KerasTensor, _is_spec, _map_leaves
 
 __all__ = ["Bidirectional", "TimeDistributed"]
@@ -71,6 +72,9 @@ class Bidirectional(Layer):
                 raise ValueError(f"Bidirectional: the forward and backward layers need the "
                                  f"same {attr}, got {getattr(forward, attr)} and "
                                  f"{getattr(backward, attr)}")
+        for sub in (forward, backward):  # Keras: masked steps of returned sequences are 0
+            if getattr(sub, "zero_output_for_mask", None) is not None:
+                sub.zero_output_for_mask = sub.return_sequences
         self.merge_mode = merge_mode
         self.stateful = forward.stateful
         self.return_sequences = forward.return_sequences
@@ -96,7 +100,6 @@ class Bidirectional(Layer):
             object.__setattr__(self, "_initial_weights", None)
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
-        refuse_mask(self, mask)
         forward_state = backward_state = None
         if initial_state is not None:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
@@ -107,8 +110,10 @@ class Bidirectional(Layer):
                                  f"of tensors), got {len(states)}")
             half = len(states) // 2
             forward_state, backward_state = states[:half], states[half:]
-        y = self.forward_layer(sequences, initial_state=forward_state, training=training)
-        y_rev = self.backward_layer(sequences, initial_state=backward_state, training=training)
+        y = self.forward_layer(sequences, initial_state=forward_state, mask=mask,
+                               training=training)
+        y_rev = self.backward_layer(sequences, initial_state=backward_state, mask=mask,
+                                    training=training)
         states = ()
         if self.return_state:
             states = tuple(y[1:]) + tuple(y_rev[1:])
@@ -131,6 +136,14 @@ class Bidirectional(Layer):
         if mode == "mul":
             return y * y_rev
         return [y, y_rev]
+
+    def compute_mask(self, inputs, mask):
+        """With ``return_sequences`` the input's mask (one per output when ``merge_mode`` is
+        None), else None."""
+        mask = mask[0] if isinstance(mask, list) else mask
+        if self.return_sequences:
+            return mask if self.merge_mode else [mask, mask]
+        return None if self.merge_mode else [None, None]
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
         output = self.forward_layer.compute_output_shape(sequences_shape)
@@ -189,12 +202,16 @@ class TimeDistributed(Layer):
         if not self.layer.built:
             self.layer.build(TensorShape(child))
 
+    supports_masking = True   # the output keeps the input's mask
+
     def call(self, inputs, training=None, mask=None):
-        refuse_mask(self, mask)
         shape = tuple(inputs._value.shape)
         self._child_shape(shape)
         folded = array_ops.reshape(inputs, (shape[0] * shape[1],) + shape[2:])
-        outputs = self.layer(folded, training=training)
+        kwargs = {}
+        if mask is not None and masking._call_takes_mask(self.layer):  # each step's mask
+            kwargs["mask"] = array_ops.reshape(mask, (-1,) + tuple(mask.shape[2:]))
+        outputs = self.layer(folded, training=training, **kwargs)
         return _map_tensors(lambda y: array_ops.reshape(
             y, shape[:2] + tuple(y._value.shape[1:])), outputs)
 

@@ -1,0 +1,249 @@
+"""Keras masking: the ``Masking`` layer, the table of tensor masks and their propagation.
+
+A mask marks which time steps of a ``(batch, steps, ...)`` tensor are real (True) and which are
+padding (False). Keras keeps it on the tensor as ``_keras_mask``; minitf Tensors have fixed
+slots, so the masks live in a side table keyed by the tensor (``get_mask(t)`` / ``set_mask``),
+dropped when the tensor is freed.
+
+Propagation follows Keras 3's ``Layer.__call__``:
+
+* a layer whose ``call`` takes ``mask`` and that is called with one tensor argument (or one
+  list of tensors) gets the mask(s) of that argument as ``mask=`` unless given explicitly;
+* after the call, a layer that ``supports_masking`` (set explicitly, or because it overrides
+  ``compute_mask``) attaches ``compute_mask(inputs, previous_mask)`` to its outputs that have
+  no mask yet; the default ``compute_mask`` passes the input's mask through (Dense, Dropout...);
+* a layer that does not support masking and receives a masked input warns and drops the mask.
+
+``Embedding(mask_zero=True)`` and ``Masking`` create masks, recurrent layers skip masked steps
+(the states keep their values, the output repeats the previous one) and pass the mask on only
+with ``return_sequences``; ``GlobalAveragePooling1D`` averages the unmasked steps.
+"""
+import warnings
+import weakref
+
+from ... import dtypes
+from ...nest import flatten
+from ...ops import array_ops, math_ops, reduce_ops
+from ...ops.convert import convert_to_tensor
+from ...tensor import Tensor
+from .base import Layer
+
+__all__ = ["Masking", "get_mask", "set_mask"]
+
+_MASKS = {}   # id(tensor) -> its mask tensor, while the tensor lives
+
+
+def get_mask(tensor):
+    """The Keras mask attached to ``tensor`` (Keras' ``tensor._keras_mask``), or None."""
+    return _MASKS.get(id(tensor)) if _MASKS else None
+
+
+def set_mask(tensor, mask):
+    """Attach ``mask`` (a bool tensor, or None to remove it) to ``tensor``."""
+    key = id(tensor)
+    if mask is None:
+        _MASKS.pop(key, None)
+        return
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"set_mask: masks attach to minitf Tensors, got "
+                        f"{type(tensor).__name__}")
+    if key not in _MASKS:
+        weakref.finalize(tensor, _MASKS.pop, key, None)
+    _MASKS[key] = mask if isinstance(mask, Tensor) else convert_to_tensor(mask)
+
+
+def _structure_masks(value):
+    """The masks of the tensors in ``value`` in the same structure, or None when none has one."""
+    if isinstance(value, (list, tuple)):
+        masks = [get_mask(v) for v in value]
+        return masks if any(m is not None for m in masks) else None
+    if isinstance(value, dict):
+        masks = {k: get_mask(v) for k, v in value.items()}
+        return masks if any(m is not None for m in masks.values()) else None
+    return get_mask(value)
+
+
+_TAKES_MASK = {}
+
+
+def _call_takes_mask(layer):
+    cls = type(layer)
+    found = _TAKES_MASK.get(cls)
+    if found is None:
+        import inspect
+        try:
+            found = "mask" in inspect.signature(cls.call).parameters
+        except (TypeError, ValueError):
+            found = False
+        _TAKES_MASK[cls] = found
+    return found
+
+
+def supports_masking(layer):
+    """Keras' rule: set explicitly, else whether the layer overrides ``compute_mask``."""
+    explicit = layer.__dict__.get("_supports_masking")
+    if explicit is not None:
+        return explicit
+    return type(layer).compute_mask is not Layer.compute_mask
+
+
+def fill_mask(layer, raw, inputs, args, kwargs):
+    """Before ``layer.call``: pass the input's mask as ``mask=`` when the call takes one (and
+    the inputs are its only tensor argument), keep it on inputs converted by ``__call__``, and
+    return the mask the outputs inherit (``previous_mask``)."""
+    explicit = kwargs.get("mask")
+    if not _MASKS:
+        return explicit
+    if inputs is not raw:   # cast or converted: the mask stays with the data
+        for old, new in zip(flatten(raw), flatten(inputs)):
+            if new is not old and get_mask(old) is not None and isinstance(new, Tensor):
+                set_mask(new, get_mask(old))
+    if explicit is not None:
+        return explicit
+    previous = _structure_masks(raw)
+    if previous is not None and _call_takes_mask(layer) and not any(
+            isinstance(t, Tensor) for t in flatten([args, list(kwargs.values())])):
+        kwargs["mask"] = previous
+    return previous
+
+
+def set_output_masks(layer, inputs, outputs, previous_mask):
+    """After ``layer.call``: attach ``layer.compute_mask(inputs, previous_mask)`` to the outputs
+    (Keras' ``_set_mask_metadata``), or warn that a layer without masking drops the mask."""
+    if previous_mask is None and type(layer).compute_mask is Layer.compute_mask:
+        return
+    if not layer.supports_masking:
+        if any(m is not None for m in flatten(previous_mask)):
+            warnings.warn(f"Layer '{layer.name}' (of type {type(layer).__name__}) was passed "
+                          f"an input with a mask attached to it. However, this layer does not "
+                          f"support masking and will therefore destroy the mask information. "
+                          f"Downstream layers will not see the mask.", stacklevel=3)
+        return
+    flat_outputs = [t for t in flatten(outputs)]
+    if all(get_mask(t) is not None for t in flat_outputs):
+        return
+    masks = layer.compute_mask(inputs, previous_mask)
+    if masks is None:
+        return
+    for tensor, mask in zip(flat_outputs, flatten(masks)):
+        if mask is not None and isinstance(tensor, Tensor) and get_mask(tensor) is None:
+            set_mask(tensor, mask)
+
+
+def carry_mask(original, converted, mask=None):
+    """``converted`` (a model input conformed to its ``Input``) with ``mask``, or else the
+    mask of ``original``, attached."""
+    mask = get_mask(original) if mask is None else mask
+    if mask is not None and isinstance(converted, Tensor):
+        set_mask(converted, mask)
+    return converted
+
+
+# --- helpers for the layers that use a mask ----------------------------------------------------
+
+def bool_mask(mask):
+    """``mask`` as a bool Tensor (Keras casts other dtypes: nonzero = keep)."""
+    mask = mask if isinstance(mask, Tensor) else convert_to_tensor(mask)
+    return mask if mask.dtype == dtypes.bool else math_ops.cast(mask, dtypes.bool)
+
+
+def rnn_step_masks(layer, mask, batch, steps, go_backwards):
+    """A ``(batch, 1)`` bool tensor per time step, in processing order, from a ``(batch,
+    steps)`` mask (``go_backwards`` reverses it with the sequence)."""
+    mask = bool_mask(mask)
+    if tuple(mask.shape) != (batch, steps):
+        raise ValueError(f"{type(layer).__name__} {layer.name!r}: mask must have shape (batch, "
+                         f"timesteps) = {(batch, steps)}, got {tuple(mask.shape)}")
+    columns = array_ops.unstack(array_ops.expand_dims(mask, -1), axis=1)
+    return columns[::-1] if go_backwards else columns
+
+
+def masked_rnn_step(step, step_masks, zero_output_for_mask):
+    """Wrap ``step(x_t, states) -> (output, states)`` so that at a masked step the states keep
+    their values and the output is the previous (masked) output, zeros before the first one or
+    always with ``zero_output_for_mask`` (Keras' TensorFlow-backend rule). The wrapped step must
+    be called once per step, in processing order."""
+    masks = iter(step_masks)
+    previous = [None]
+
+    def masked(x_t, states):
+        keep = next(masks)
+        output, new_states = step(x_t, states)
+        new_states = [math_ops.where(keep, new, old) for new, old in zip(new_states, states)]
+        fallback = previous[0]
+        if fallback is None or zero_output_for_mask:
+            fallback = array_ops.zeros_like(output)
+        output = math_ops.where(keep, output, fallback)
+        previous[0] = output
+        return output, new_states
+
+    return masked
+
+
+def masked_mean(inputs, mask, axis, keepdims):
+    """The mean over ``axis`` of the steps where ``mask`` ``(batch, steps)`` holds (Keras'
+    ``GlobalAveragePooling1D``: a row with no unmasked step divides 0 by 0)."""
+    keep = array_ops.expand_dims(bool_mask(mask), -1)
+    inputs = math_ops.where(keep, inputs, array_ops.zeros_like(inputs))
+    weights = math_ops.cast(keep, inputs.dtype)
+    return (reduce_ops.reduce_sum(inputs, axis=axis, keepdims=keepdims) /
+            reduce_ops.reduce_sum(weights, axis=axis, keepdims=keepdims))
+
+
+def attention_mask_from_inputs(query, value, key, attention_mask):
+    """MultiHeadAttention's automatic mask (Keras 3): ``attention_mask`` combined with the
+    masks of ``query`` ``(B, T)``, ``value`` and ``key`` ``(B, S)`` as ``(B, T, S)``."""
+    query_mask, value_mask = get_mask(query), get_mask(value)
+    key_mask = None if key is None or key is value else get_mask(key)
+    if query_mask is None and value_mask is None and key_mask is None:
+        return attention_mask
+    auto = None
+    if query_mask is not None:
+        auto = array_ops.expand_dims(bool_mask(query_mask), -1)       # (B, T, 1)
+    for mask in (value_mask, key_mask):
+        if mask is not None:
+            mask = array_ops.expand_dims(bool_mask(mask), -2)         # (B, 1, S)
+            auto = mask if auto is None else math_ops.logical_and(auto, mask)
+    if attention_mask is None:
+        return auto
+    return math_ops.logical_and(bool_mask(attention_mask), auto)
+
+
+# --- the Masking layer -------------------------------------------------------------------------
+
+class Masking(Layer):
+    """Mask the time steps whose features all equal ``mask_value`` (Keras' ``Masking``).
+
+    The output is the input with masked steps set to 0, and carries a ``(batch, steps)`` mask
+    (True where some feature differs from ``mask_value``) that later layers use: recurrent
+    layers skip the masked steps.
+
+        x = minitf.constant([[[1., 2.], [0., 0.]]])
+        y = Masking(mask_value=0.0)(x)
+        get_mask(y)      # [[True, False]]
+    """
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+        self.supports_masking = True
+
+    def _keep(self, inputs, keepdims):
+        value = convert_to_tensor(self.mask_value, dtype=inputs.dtype)
+        return reduce_ops.reduce_any(math_ops.not_equal(inputs, value), axis=-1,
+                                     keepdims=keepdims)
+
+    def call(self, inputs):
+        keep = self._keep(inputs, keepdims=True)
+        outputs = math_ops.where(keep, inputs, array_ops.zeros_like(inputs))
+        set_mask(outputs, array_ops.squeeze(keep, -1))
+        return outputs
+
+    def compute_mask(self, inputs, mask=None):
+        return self._keep(inputs, keepdims=False)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}

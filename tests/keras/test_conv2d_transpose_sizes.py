@@ -1,6 +1,8 @@
 """``Conv2DTranspose`` output sizes and values as Keras 3 computes them (``deconv_output_length``:
 ``size * stride + max(kernel - stride, 0)`` for 'valid', ``size * stride`` for 'same'), against
 the definition written as loops: every input pixel adds ``x[i, j] * kernel`` at ``(i*s, j*s)``."""
+import os
+
 import numpy as np
 import pytest
 
@@ -38,3 +40,27 @@ def test_output_size_and_values(k, s, padding):
                               layer.bias.numpy(), s, padding)
     assert y.shape == want.shape == tuple(layer.compute_output_shape(x.shape))
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures",
+                       "keras", "conv2d_transpose_cases.npz")
+
+
+def test_output_padding_dilation_and_sizes_match_keras():
+    # outputs Keras 3.15 recorded (tools/make_conv_transpose_fixture.py)
+    data = np.load(FIXTURE)
+    for i, (k, s, same, op, d) in enumerate(data["params"]):
+        layer = keras.layers.Conv2DTranspose(2, int(k), strides=int(s),
+                                             padding="same" if same else "valid",
+                                             output_padding=None if op < 0 else int(op),
+                                             dilation_rate=int(d))
+        x = data[f"{i}_x"]
+        layer.build(x.shape)
+        layer.kernel.assign(data[f"{i}_kernel"])
+        layer.bias.assign(data[f"{i}_bias"])
+        want = data[f"{i}_y"]
+        assert tuple(layer.compute_output_shape(x.shape)) == want.shape
+        np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-5, atol=1e-5,
+                                   err_msg=str(data["params"][i]))
+    with pytest.raises(ValueError, match="output_padding"):
+        keras.layers.Conv2DTranspose(2, 3, strides=2, output_padding=2)

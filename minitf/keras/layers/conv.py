@@ -186,22 +186,27 @@ def _single(value, what):
 
 class Conv2DTranspose(Conv2D):
     """Transposed 2-D convolution (the gradient of ``Conv2D`` with respect to its input):
-    ``kernel`` has shape ``(kh, kw, filters, in_channels)``; with ``strides=s`` the output is
-    ``s`` times larger ('same') or ``size * s + max(k - s, 0)`` ('valid', Keras' rule).
+    ``kernel`` has shape ``(kh, kw, filters, in_channels)``. Output sizes follow Keras'
+    ``deconv_output_length``: with ``strides=s`` and the dilated kernel size ``k``, ``size * s``
+    ('same') or ``size * s + max(k - s, 0)`` ('valid'); with ``output_padding=p``,
+    ``(size - 1) * s + k - 2 * pad + p`` (``pad = k // 2`` for 'same', 0 for 'valid').
 
     Computed as a stride-1 convolution of the input with zeros inserted between its pixels,
-    against the spatially flipped kernel.
+    against the spatially flipped (dilated) kernel, over the window TF's ``conv2d_transpose``
+    keeps for that output size.
     """
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1), **kwargs):
-        if output_padding is not None:
-            raise ValueError("Conv2DTranspose: output_padding is not supported")
-        if _pair(dilation_rate, "Conv2DTranspose dilation_rate") != (1, 1):
-            raise ValueError("Conv2DTranspose: dilation_rate other than 1 is not supported")
         super().__init__(filters, kernel_size, strides=strides, padding=padding,
-                         data_format=data_format, **kwargs)
-        self.output_padding = None
+                         data_format=data_format, dilation_rate=dilation_rate, **kwargs)
+        if output_padding is not None:
+            output_padding = _pair(output_padding, "Conv2DTranspose output_padding")
+            if any(not 0 <= p < max(s, d) for p, s, d in zip(output_padding, self.strides,
+                                                               self.dilation_rate)):
+                raise ValueError(f"Conv2DTranspose: output_padding {output_padding} must be "
+                                 f"smaller than the strides {self.strides} (or dilation)")
+        self.output_padding = output_padding
 
     def build(self, input_shape):
         if len(input_shape) != 4 or input_shape[-1] is None:
@@ -209,15 +214,26 @@ class Conv2DTranspose(Conv2D):
                              f"width, channels) with known channels, got {tuple(input_shape)}")
         _add_kernel_and_bias(self, self.kernel_size + (self.filters, input_shape[-1]))
 
-    def _pads(self, size, k, s):
-        if self.padding == "valid":   # Keras: size * s + max(k - s, 0) outputs
-            return (k - 1, k - 1 + max(s - k, 0))
-        before = max(k - s, 0) // 2
-        return (k - 1 - before, s - 1 + before)
+    def _out_size(self, size, axis):
+        k = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
+        s = self.strides[axis]
+        if self.output_padding is None:
+            return size * s if self.padding == "same" else size * s + max(k - s, 0)
+        pad = k // 2 if self.padding == "same" else 0
+        return (size - 1) * s + k - 2 * pad + self.output_padding[axis]
+
+    def _pads(self, size, axis):
+        """(before, after) zeros around the dilated input for an output of ``_out_size``: the
+        window TF keeps starts where a forward convolution of that output would pad."""
+        k = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
+        s, out = self.strides[axis], self._out_size(size, axis)
+        skipped = max((size - 1) * s + k - out, 0) // 2 if self.padding == "same" else 0
+        before = k - 1 - skipped
+        return before, out + k - 1 - ((size - 1) * s + 1) - before
 
     def call(self, inputs):
         n, h, w, c = inputs.shape
-        (kh, kw), (sh, sw) = self.kernel_size, self.strides
+        sh, sw = self.strides
         x = inputs
         if (sh, sw) != (1, 1):  # insert s-1 zeros between pixels
             x = array_ops.reshape(x, (n, h, 1, w, 1, c))
@@ -225,22 +241,18 @@ class Conv2DTranspose(Conv2D):
             x = array_ops.reshape(x, (n, h * sh, w * sw, c))[:, :(h - 1) * sh + 1,
                                                                :(w - 1) * sw + 1, :]
         kernel = array_ops.transpose(self.kernel[::-1, ::-1], (0, 1, 3, 2))
-        pads = [[0, 0], list(self._pads(h, kh, sh)), list(self._pads(w, kw, sw)), [0, 0]]
-        y = conv_ops.conv2d(x, kernel, strides=1, padding=pads)
+        pads = [[0, 0], list(self._pads(h, 0)), list(self._pads(w, 1)), [0, 0]]
+        y = conv_ops.conv2d(x, kernel, strides=1, padding=pads,
+                            dilations=None if self.dilation_rate == (1, 1) else self.dilation_rate)
         return bias_and_activation(self, y)
 
     def compute_output_shape(self, input_shape):
         n, h, w, _ = input_shape
-        (kh, kw), (sh, sw) = self.kernel_size, self.strides
-
-        def size(d, k, s):
-            if d is None:
-                return None
-            return d * s if self.padding == "same" else d * s + max(k - s, 0)
-        return (n, size(h, kh, sh), size(w, kw, sw), self.filters)
+        return (n, None if h is None else self._out_size(h, 0),
+                None if w is None else self._out_size(w, 1), self.filters)
 
     def get_config(self):
-        return {**super().get_config(), "output_padding": None}
+        return {**super().get_config(), "output_padding": self.output_padding}
 
 
 class Conv1D(Layer):

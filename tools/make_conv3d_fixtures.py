@@ -3,7 +3,7 @@ to run the tests; ``make_keras_fixtures.py`` makes such a venv)::
 
     KERAS_BACKEND=numpy <python with keras, h5py> tools/make_conv3d_fixtures.py
 
-For each model below (built identically by ``tests/keras/test_conv3d_layers.py``): weights drawn
+For each model below (which ``tests/keras/test_conv3d_layers.py`` builds with minitf): weights drawn
 ``normal(0, 0.5)``, ``<name>.weights.h5`` (``save_weights``) and ``<name>.npz`` with the input
 ``x0``, Keras' inference output ``y0`` and ``config_keys``: for each layer, its class name and
 the sorted keys of its ``get_config()`` (JSON).

@@ -4,7 +4,7 @@ run the tests)::
     KERAS_BACKEND=numpy <python with keras, h5py> tools/make_misc_fixtures.py
 
 ``misc_norm_einsum``: a model of GroupNormalization, UnitNormalization and EinsumDense layers
-(built identically in ``tests/keras/test_layers_misc_keras_files.py``), weights drawn
+(which ``tests/keras/test_layers_dropout_norm.py`` builds with minitf), weights drawn
 ``normal(0, 0.5)``, saved with ``save_weights``; ``misc_norm_einsum.npz`` holds the input ``x0``,
 Keras' inference outputs ``y0, y1...`` and single-layer results (``unit_tiny``: UnitNormalization
 of a vector of tiny norm; ``cat_*``: CategoryEncoding).

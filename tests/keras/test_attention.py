@@ -3,24 +3,27 @@ written out in numpy, masks, returned scores, gradients, tf.function, training, 
 files, errors.
 
 The ``attn_*`` fixtures in ``tests/fixtures/keras`` were written by Keras 3.15 (numpy backend):
-Keras built the models ``attn_mha`` and ``attn_luong`` defined below (same code, ``K`` =
-``keras``), gave every weight ``normal(0, 0.5)`` values (numpy ``default_rng(500 + i)``), saved
+Keras built the models ``attn_mha`` and ``attn_luong`` of ``tools/layer_fixture_models.py``
+(the same code builds them here, ``K`` = ``keras``), gave every weight ``normal(0, 0.5)`` values (numpy ``default_rng(500 + i)``), saved
 them with ``save_weights`` and recorded its inference outputs for the inputs ``x0, x1...``,
 plus calls of single layers with masks (``mask``, ``qmask``, ``vmask``).
 """
 import os
+import sys
 
-import h5py
 import numpy as np
 import pytest
 
+import h5_layout
 import minitf as tf
 from minitf import keras
 from minitf.keras import layers
 from minitf.testing import check_grads
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "fixtures", "keras")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import layer_fixture_models as fixture_models  # noqa: E402 - the models of the fixtures
 RNG = np.random.default_rng(0)
 
 
@@ -326,41 +329,13 @@ def test_mha_errors():
 
 # --- Keras 3 files -------------------------------------------------------------------------------
 
-def attn_mha(K):
-    L = K.layers
-    q, v = K.Input((4, 6)), K.Input((5, 6))
-    k, img = K.Input((5, 3)), K.Input((2, 3, 5))
-    cross, scores = L.MultiHeadAttention(2, 3, value_dim=4, output_shape=7)(
-        q, v, k, return_attention_scores=True)
-    causal = L.MultiHeadAttention(3, 2)(q, q, use_causal_mask=True)
-    gated = L.MultiHeadAttention(2, 3, use_gate=True, output_shape=(2, 3))(q, v)
-    image = L.MultiHeadAttention(2, 2)(img, img)
-    return K.Model([q, v, k, img], [cross, scores, causal, gated, image])
-
-
-def attn_luong(K):
-    L = K.layers
-    q, v, k = K.Input((4, 6)), K.Input((5, 6)), K.Input((5, 6))
-    dot = L.Attention()([q, v])
-    concat = L.Attention(use_scale=True, score_mode="concat")([q, v, k])
-    additive = L.AdditiveAttention()([q, v, k])
-    return K.Model([q, v, k], [dot, concat, additive])
-
-
 def _load(name):
-    model = {"attn_mha": attn_mha, "attn_luong": attn_luong}[name](keras)
+    model = fixture_models.MODELS[name](keras)
     data = np.load(os.path.join(FIXTURES, f"{name}.npz"))
     xs = [data[f"x{i}"] for i in range(sum(f.startswith("x") for f in data.files))]
     before = model(xs)
     model.load_weights(os.path.join(FIXTURES, f"{name}.weights.h5"))
     return model, data, xs, before
-
-
-def _h5_listing(path):
-    found = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: found.__setitem__(n, getattr(o, "shape", None)))
-    return found
 
 
 @pytest.mark.parametrize("name", ["attn_mha", "attn_luong"])
@@ -378,10 +353,10 @@ def test_keras_weights_file_reproduces_keras_outputs(name):
 
 @pytest.mark.parametrize("name", ["attn_mha", "attn_luong"])
 def test_written_layout_equals_keras_layout(name, tmp_path):
-    model = {"attn_mha": attn_mha, "attn_luong": attn_luong}[name](keras)
+    model = fixture_models.MODELS[name](keras)
     path = tmp_path / f"{name}.weights.h5"
     model.save_weights(path)
-    assert _h5_listing(path) == _h5_listing(os.path.join(FIXTURES, f"{name}.weights.h5"))
+    assert h5_layout.listing(path) == h5_layout.listing(os.path.join(FIXTURES, f"{name}.weights.h5"))
 
 
 def test_keras_mha_masks_match():

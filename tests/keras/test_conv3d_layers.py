@@ -3,24 +3,27 @@ ZeroPadding3D and Cropping3D: outputs against numpy, gradients, tf.function, tra
 configs, weight files and errors.
 
 The ``conv3d_*`` fixtures in ``tests/fixtures/keras`` were written by Keras 3.15 (numpy backend)
-with ``tools/make_conv3d_fixtures.py``: Keras built the models defined below (same code, ``K`` =
-``keras``), gave every weight ``normal(0, 0.5)`` values, saved them with ``save_weights`` and
+with ``tools/make_conv3d_fixtures.py``: Keras built the models defined there (the same code
+builds them here, ``K`` = ``keras``), gave every weight ``normal(0, 0.5)`` values, saved them with ``save_weights`` and
 recorded its inference outputs ``y0, y1...`` for the input ``x0`` and the keys of each layer's
 ``get_config()``.
 """
 import json
 import os
+import sys
 
-import h5py
 import numpy as np
 import pytest
 
+import h5_layout
 import minitf as tf
 from minitf import keras
 from minitf.keras import layers
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "fixtures", "keras")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from make_conv3d_fixtures import MODELS  # noqa: E402 - the models the fixtures were made from
 RNG = np.random.default_rng(0)
 
 
@@ -227,52 +230,6 @@ def test_errors():
 
 # --- Keras 3 files -------------------------------------------------------------------------------
 
-def conv3d_net(K):
-    L = K.layers
-    return K.Sequential([
-        K.Input((5, 6, 7, 2)),
-        L.Conv3D(3, (3, 2, 3), strides=(2, 1, 2), padding="same", activation="relu"),
-        L.Conv3D(4, 2, dilation_rate=(1, 2, 1)),
-        L.MaxPooling3D((2, 2, 1), strides=1, padding="same"),
-        L.ZeroPadding3D(((1, 0), (0, 1), (1, 1))),
-        L.AveragePooling3D((2, 3, 2), strides=(1, 2, 1), padding="same"),
-        L.Cropping3D(((0, 1), (1, 0), (0, 0))),
-        L.UpSampling3D((1, 2, 1)),
-        L.Conv3DTranspose(2, (2, 3, 3), strides=(2, 1, 2), padding="same"),
-        L.Conv3DTranspose(3, 2, strides=(1, 3, 1), padding="valid", use_bias=False)])
-
-
-def conv3d_pool_global(K):
-    L = K.layers
-    x = K.Input((4, 5, 6, 3))
-    avg = L.GlobalAveragePooling3D()(x)
-    top = L.GlobalMaxPooling3D(keepdims=True)(x)
-    pooled = L.MaxPooling3D(3, strides=2, padding="same")(x)
-    mean = L.AveragePooling3D(2, padding="valid")(x)
-    return K.Model(x, [avg, top, pooled, mean])
-
-
-def conv3d_transpose_1d(K):
-    L = K.layers
-    return K.Sequential([
-        K.Input((7, 3)),
-        L.Conv1DTranspose(4, 3, strides=2, padding="same", activation="tanh"),
-        L.Conv1DTranspose(3, 2, strides=3, padding="valid"),
-        L.Conv1DTranspose(2, 3, strides=2, padding="same", output_padding=1),
-        L.Conv1DTranspose(2, 3, dilation_rate=2)])
-
-
-MODELS = {"conv3d_net": conv3d_net, "conv3d_pool_global": conv3d_pool_global,
-          "conv3d_transpose_1d": conv3d_transpose_1d}
-
-
-def _h5_listing(path):
-    found = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: found.__setitem__(n, getattr(o, "shape", None)))
-    return found
-
-
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_keras_files_reproduce_keras_outputs_and_configs(name, tmp_path):
     model = MODELS[name](keras)
@@ -294,5 +251,5 @@ def test_keras_files_reproduce_keras_outputs_and_configs(name, tmp_path):
     assert [tuple(k) for k in keras_keys] == mine
     if model.weights:
         model.save_weights(tmp_path / "mine.weights.h5")
-        assert _h5_listing(tmp_path / "mine.weights.h5") == _h5_listing(
+        assert h5_layout.listing(tmp_path / "mine.weights.h5") == h5_layout.listing(
             os.path.join(FIXTURES, f"{name}.weights.h5"))

@@ -3,24 +3,27 @@
 training, configs, weight files, errors.
 
 The ``dwconv_*`` fixtures in ``tests/fixtures/keras`` were written by Keras 3.15 (numpy backend):
-Keras built the models ``dwconv_2d`` and ``dwconv_1d`` defined below (same code, ``K`` =
-``keras``), gave every weight ``normal(0, 0.5)`` values, saved them with ``save_weights`` and
+Keras built the models ``dwconv_2d`` and ``dwconv_1d`` of ``tools/layer_fixture_models.py``
+(the same code builds them here, ``K`` = ``keras``), gave every weight ``normal(0, 0.5)`` values, saved them with ``save_weights`` and
 recorded its inference output ``y0`` for the input ``x0``.
 """
 import os
+import sys
 
-import h5py
 import numpy as np
 import pytest
 
+import h5_layout
 import minitf as tf
 from minitf import keras
 from minitf.keras import layers
 from minitf.ops.depthwise_conv_ops import depthwise_conv2d, separable_conv2d
 from minitf.testing import check_grads
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "fixtures", "keras")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import layer_fixture_models as fixture_models  # noqa: E402 - the models of the fixtures
 RNG = np.random.default_rng(0)
 
 
@@ -250,38 +253,14 @@ def test_errors():
 
 # --- Keras 3 files -------------------------------------------------------------------------------
 
-def dwconv_2d(K):
-    L = K.layers
-    return K.Sequential([
-        K.Input((9, 8, 3)),
-        L.DepthwiseConv2D(3, strides=2, padding="same", depth_multiplier=2, activation="relu"),
-        L.SeparableConv2D(4, (2, 3), dilation_rate=(2, 1), depth_multiplier=2),
-        L.DepthwiseConv2D((2, 2), padding="same", use_bias=False)])
-
-
-def dwconv_1d(K):
-    L = K.layers
-    return K.Sequential([
-        K.Input((10, 3)),
-        L.DepthwiseConv1D(3, strides=2, padding="same", depth_multiplier=2),
-        L.SeparableConv1D(4, 2, dilation_rate=2, activation="tanh")])
-
-
-def _h5_listing(path):
-    found = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: found.__setitem__(n, getattr(o, "shape", None)))
-    return found
-
-
 @pytest.mark.parametrize("name", ["dwconv_2d", "dwconv_1d"])
 def test_keras_weights_file_reproduces_keras_outputs(name, tmp_path):
-    model = {"dwconv_2d": dwconv_2d, "dwconv_1d": dwconv_1d}[name](keras)
+    model = fixture_models.MODELS[name](keras)
     data = np.load(os.path.join(FIXTURES, f"{name}.npz"))
     assert np.abs(model(data["x0"]).numpy() - data["y0"]).max() > 1e-2
     model.load_weights(os.path.join(FIXTURES, f"{name}.weights.h5"))
     assert np.abs(data["y0"]).max() > 0.1
     np.testing.assert_allclose(model(data["x0"]).numpy(), data["y0"], rtol=1e-5, atol=1e-5)
     model.save_weights(tmp_path / "mine.weights.h5")
-    assert _h5_listing(tmp_path / "mine.weights.h5") == _h5_listing(
+    assert h5_layout.listing(tmp_path / "mine.weights.h5") == h5_layout.listing(
         os.path.join(FIXTURES, f"{name}.weights.h5"))

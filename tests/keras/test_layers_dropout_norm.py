@@ -3,23 +3,26 @@ GroupNormalization and EinsumDense: values against numpy, training vs inference,
 statistics, gradients, tf.function, fit, configs and weight files.
 
 The ``misc_norm_einsum`` fixtures in ``tests/fixtures/keras`` were written by Keras 3.15 (numpy
-backend, ``tools/make_misc_fixtures.py``): Keras built ``misc_norm_einsum`` below (same code,
-``K`` = ``keras``), gave every weight ``normal(0, 0.5)`` values, saved them with
+backend, ``tools/make_misc_fixtures.py``): Keras built ``misc_norm_einsum`` defined there (the same
+code builds it here, ``K`` = ``keras``), gave every weight ``normal(0, 0.5)`` values, saved them with
 ``save_weights`` and recorded its inference outputs ``y0..y6`` for the input ``x0``.
 """
 import os
+import sys
 
-import h5py
 import numpy as np
 import pytest
 
+import h5_layout
 import minitf as tf
 from minitf import keras
 from minitf.keras import layers
 from minitf.testing import check_grads
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "fixtures", "keras")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from make_misc_fixtures import misc_norm_einsum  # noqa: E402 - the fixture's model
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
@@ -338,26 +341,6 @@ def test_fit_with_new_layers():
     assert losses[-1] < losses[0] * 0.8
 
 
-def misc_norm_einsum(K):
-    L = K.layers
-    x = K.Input((5, 8))
-    g1 = L.GroupNormalization(groups=4, epsilon=1e-3)(x)
-    g2 = L.GroupNormalization(groups=5, axis=1, center=False)(x)
-    u = L.UnitNormalization(axis=(1, 2))(x)
-    e1 = L.EinsumDense("abc,cd->abd", output_shape=(None, 6), bias_axes="d")(x)
-    e2 = L.EinsumDense("...b,bc->...c", output_shape=4, activation="relu", bias_axes="c")(x)
-    e3 = L.EinsumDense("ab...,bc->ac...", output_shape=3, bias_axes="c")(x)
-    e4 = L.EinsumDense("abc,cde->abde", output_shape=(5, 2, 3), bias_axes="be")(x)
-    return K.Model(x, [g1, g2, u, e1, e2, e3, e4])
-
-
-def _h5_listing(path):
-    found = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: found.__setitem__(n, getattr(o, "shape", None)))
-    return found
-
-
 def test_keras_weights_file_reproduces_keras_outputs(tmp_path):
     model = misc_norm_einsum(keras)
     data = np.load(os.path.join(FIXTURES, "misc_norm_einsum.npz"))
@@ -369,7 +352,7 @@ def test_keras_weights_file_reproduces_keras_outputs(tmp_path):
     np.testing.assert_allclose(layers.UnitNormalization()(data["unit_tiny_in"]).numpy(),
                                data["unit_tiny"], rtol=1e-5)
     model.save_weights(tmp_path / "mine.weights.h5")
-    assert _h5_listing(tmp_path / "mine.weights.h5") == _h5_listing(
+    assert h5_layout.listing(tmp_path / "mine.weights.h5") == h5_layout.listing(
         os.path.join(FIXTURES, "misc_norm_einsum.weights.h5"))
     again = misc_norm_einsum(keras)
     again.load_weights(tmp_path / "mine.weights.h5")

@@ -8,6 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
+import h5_layout
 from minitf import keras
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,13 +21,6 @@ def _data(name):
     data = np.load(os.path.join(FIXTURES, f"{name}.npz"))
     x = [data["x"], data["x2"]] if "x2" in data else data["x"]
     return x, data["y"]
-
-
-def _groups(path):
-    found = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: found.__setitem__(n, getattr(o, "shape", None)))
-    return found
 
 
 @pytest.mark.parametrize("name", sorted(rnn_models.MODELS))
@@ -51,7 +45,7 @@ def test_written_layout_equals_keras_layout(name, tmp_path):
     model = rnn_models.MODELS[name](keras)
     path = tmp_path / f"{name}.weights.h5"
     model.save_weights(path)
-    assert _groups(path) == _groups(os.path.join(FIXTURES, f"{name}.weights.h5"))
+    assert h5_layout.listing(path) == h5_layout.listing(os.path.join(FIXTURES, f"{name}.weights.h5"))
 
 
 def test_keras_file_variables_land_in_the_cells():

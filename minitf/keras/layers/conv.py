@@ -25,7 +25,7 @@ def _padding(padding, what):
 
 def _channels_last(data_format, what):
     if data_format not in (None, "channels_last"):
-        raise ValueError(f"{what}: only data_format='channels_last' (NHWC) is supported")
+        raise ValueError(f"{what}: only data_format='channels_last' is supported")
 
 
 def _out_size(size, k, stride, padding, dilation=1):
@@ -35,6 +35,17 @@ def _out_size(size, k, stride, padding, dilation=1):
         return -(-size // stride)
     span = (k - 1) * dilation + 1
     return max(0, (size - span) // stride + 1)
+
+
+def _transpose_out_size(size, k, stride, padding, output_padding=None, dilation=1):
+    """Keras 3's ``deconv_output_length``: the output length of a transposed convolution."""
+    if size is None:
+        return None
+    span = (k - 1) * dilation + 1
+    if output_padding is None:
+        return size * stride + max(span - stride, 0) if padding == "valid" else size * stride
+    pad = span // 2 if padding == "same" else 0
+    return (size - 1) * stride + span - 2 * pad + output_padding
 
 
 def _add_kernel_and_bias(layer, kernel_shape):
@@ -140,9 +151,11 @@ class AveragePooling2D(_Pooling2D):
     _op = staticmethod(conv_ops.avg_pool2d)
 
 
-class _GlobalPooling2D(Layer):
+class _GlobalPooling(Layer):
+    """A reduction over the ``_spatial`` axes after the batch axis (channels last)."""
     _passthrough_dtype = True
     _reduce = None
+    _spatial = 2
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
@@ -150,23 +163,25 @@ class _GlobalPooling2D(Layer):
         self.keepdims = bool(keepdims)
 
     def call(self, inputs):
-        return type(self)._reduce(inputs, axis=(1, 2), keepdims=self.keepdims)
+        axes = tuple(range(1, 1 + self._spatial))
+        return type(self)._reduce(inputs, axis=axes[0] if len(axes) == 1 else axes,
+                                  keepdims=self.keepdims)
 
     def compute_output_shape(self, input_shape):
-        n, _, _, c = input_shape
-        return (n, 1, 1, c) if self.keepdims else (n, c)
+        n, c = input_shape[0], input_shape[-1]
+        return (n,) + (1,) * self._spatial + (c,) if self.keepdims else (n, c)
 
     def get_config(self):
         return {**super().get_config(), "data_format": "channels_last",
                 "keepdims": self.keepdims}
 
 
-class GlobalAveragePooling2D(_GlobalPooling2D):
+class GlobalAveragePooling2D(_GlobalPooling):
     """Mean over height and width: ``(N, H, W, C) -> (N, C)``."""
     _reduce = staticmethod(reduce_ops.reduce_mean)
 
 
-class GlobalMaxPooling2D(_GlobalPooling2D):
+class GlobalMaxPooling2D(_GlobalPooling):
     """Max over height and width: ``(N, H, W, C) -> (N, C)``."""
     _reduce = staticmethod(reduce_ops.reduce_max)
 
@@ -215,12 +230,10 @@ class Conv2DTranspose(Conv2D):
         _add_kernel_and_bias(self, self.kernel_size + (self.filters, input_shape[-1]))
 
     def _out_size(self, size, axis):
-        k = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
-        s = self.strides[axis]
-        if self.output_padding is None:
-            return size * s if self.padding == "same" else size * s + max(k - s, 0)
-        pad = k // 2 if self.padding == "same" else 0
-        return (size - 1) * s + k - 2 * pad + self.output_padding[axis]
+        return _transpose_out_size(
+            size, self.kernel_size[axis], self.strides[axis], self.padding,
+            None if self.output_padding is None else self.output_padding[axis],
+            self.dilation_rate[axis])
 
     def _pads(self, size, axis):
         """(before, after) zeros around the dilated input for an output of ``_out_size``: the
@@ -356,19 +369,11 @@ class AveragePooling1D(_Pooling1D):
     _op = staticmethod(conv_ops.avg_pool2d)
 
 
-class _GlobalPooling1D(_GlobalPooling2D):
-    def call(self, inputs):
-        return type(self)._reduce(inputs, axis=1, keepdims=self.keepdims)
-
-    def compute_output_shape(self, input_shape):
-        n, _, c = input_shape
-        return (n, 1, c) if self.keepdims else (n, c)
-
-
-class GlobalAveragePooling1D(_GlobalPooling1D):
+class GlobalAveragePooling1D(_GlobalPooling):
     """Mean over the steps: ``(N, steps, C) -> (N, C)``; with a ``(N, steps)`` mask (e.g. from
     ``Embedding(mask_zero=True)``) over the unmasked steps only."""
     _reduce = staticmethod(reduce_ops.reduce_mean)
+    _spatial = 1
     supports_masking = True
 
     def call(self, inputs, mask=None):
@@ -381,9 +386,10 @@ class GlobalAveragePooling1D(_GlobalPooling1D):
         return None
 
 
-class GlobalMaxPooling1D(_GlobalPooling1D):
+class GlobalMaxPooling1D(_GlobalPooling):
     """Max over the steps: ``(N, steps, C) -> (N, C)``."""
     _reduce = staticmethod(reduce_ops.reduce_max)
+    _spatial = 1
 
 
 MaxPool1D, AvgPool1D = MaxPooling1D, AveragePooling1D

@@ -6,6 +6,7 @@ from ...ops import array_ops, conv3d_ops, reduce_ops
 from .. import activations, regularizers
 from . import _config
 from .base import Layer
+from .conv import _GlobalPooling, _channels_last, _out_size, _padding, _transpose_out_size
 from .core import bias_and_activation, set_weight_options
 
 _LAYOUT = "(batch, depth, height, width, channels)"
@@ -21,41 +22,10 @@ def _ints(value, n, what, minimum=1):
     return value
 
 
-def _padding(padding, what):
-    padding = str(padding).lower()
-    if padding not in ("valid", "same"):
-        raise ValueError(f"{what}: padding must be 'valid' or 'same', got {padding!r}")
-    return padding
-
-
-def _channels_last(data_format, what):
-    if data_format not in (None, "channels_last"):
-        raise ValueError(f"{what}: only data_format='channels_last' is supported")
-
-
 def _check_rank(layer, shape, rank, layout):
     if len(shape) != rank:
         raise ValueError(f"{type(layer).__name__} {layer.name!r} expects inputs {layout}, got "
                          f"shape {tuple(shape)}")
-
-
-def _out_size(size, k, stride, padding, dilation=1):
-    if size is None:
-        return None
-    if padding == "same":
-        return -(-size // stride)
-    return max(0, (size - (k - 1) * dilation - 1) // stride + 1)
-
-
-def _transpose_out_size(size, k, stride, padding, output_padding, dilation):
-    """Keras 3's output length of a transposed convolution."""
-    if size is None:
-        return None
-    span = (k - 1) * dilation + 1
-    if output_padding is None:
-        return size * stride + max(span - stride, 0) if padding == "valid" else size * stride
-    pad = span // 2 if padding == "same" else 0
-    return (size - 1) * stride + span - 2 * pad + output_padding
 
 
 class _Conv(Layer):
@@ -241,27 +211,16 @@ class AveragePooling3D(_Pooling3D):
     _op = staticmethod(conv3d_ops.avg_pool3d)
 
 
-class _GlobalPooling3D(Layer):
-    _passthrough_dtype = True
-    _reduce = None
-
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
-        super().__init__(**kwargs)
-        _channels_last(data_format, type(self).__name__)
-        self.keepdims = bool(keepdims)
+class _GlobalPooling3D(_GlobalPooling):
+    _spatial = 3
 
     def call(self, inputs):
         _check_rank(self, inputs.shape, 5, _LAYOUT)
-        return type(self)._reduce(inputs, axis=(1, 2, 3), keepdims=self.keepdims)
+        return super().call(inputs)
 
     def compute_output_shape(self, input_shape):
         _check_rank(self, input_shape, 5, _LAYOUT)
-        n, c = input_shape[0], input_shape[-1]
-        return (n, 1, 1, 1, c) if self.keepdims else (n, c)
-
-    def get_config(self):
-        return {**super().get_config(), "data_format": "channels_last",
-                "keepdims": self.keepdims}
+        return super().compute_output_shape(input_shape)
 
 
 class GlobalAveragePooling3D(_GlobalPooling3D):

@@ -12,7 +12,7 @@ import numpy
 
 from .. import backend as B
 from ..tensor import Tensor
-from . import array_ops, conv_ops
+from . import array_ops, conv_ops, conv_transpose
 from .convert import convert_to_tensor, operand_pair
 from .math_ops import add_n
 from .registry import InvalidArgumentError
@@ -134,48 +134,6 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
 
 # --- transposed convolutions ---------------------------------------------------------------------
 
-def _transpose_pads(out_size, in_size, k, s, d, mode, what):
-    """(left, right) padding (negative: cropping) of the zero-interleaved input so that a
-    stride-1 convolution with the dilated kernel maps ``in_size`` to ``out_size``; checks
-    that the forward convolution maps ``out_size`` back to ``in_size``."""
-    span = (k - 1) * d + 1
-    before, _ = _pads(mode, out_size, k, s, d)
-    expected = -(-out_size // s) if mode == "SAME" else (out_size - span) // s + 1
-    if expected != in_size:
-        raise InvalidArgumentError(
-            f"{what}: an output size of {out_size} with kernel {k}, stride {s}, dilation {d} "
-            f"and {mode} padding comes from inputs of size {expected}, not {in_size}")
-    left = span - 1 - before
-    right = out_size + span - 1 - ((in_size - 1) * s + 1) - left
-    return left, right
-
-
-def _pad_or_crop(x, pairs):
-    """Pad ``x``'s axes 1..len(pairs) by (before, after); negative amounts crop."""
-    if any(min(p) < 0 for p in pairs):
-        key = [slice(None)] + [slice(max(-a, 0), (x._value.shape[i + 1] - max(-b, 0)))
-                               for i, (a, b) in enumerate(pairs)]
-        x = x[tuple(key)]
-    positive = [(max(a, 0), max(b, 0)) for a, b in pairs]
-    if any(p != (0, 0) for p in positive):
-        x = array_ops.pad(x, [(0, 0)] + positive + [(0, 0)])
-    return x
-
-
-def _interleave_zeros(x, strides):
-    """Put ``s - 1`` zeros between neighbouring elements along each spatial axis of ``x``
-    (N, D, H, W, C)."""
-    if all(s == 1 for s in strides):
-        return x
-    n, d, h, w, c = x._value.shape
-    sd, sh, sw = strides
-    y = array_ops.reshape(x, (n, d, 1, h, 1, w, 1, c))
-    y = array_ops.pad(y, [(0, 0), (0, 0), (0, sd - 1), (0, 0), (0, sh - 1), (0, 0),
-                          (0, sw - 1), (0, 0)])
-    y = array_ops.reshape(y, (n, d * sd, h * sh, w * sw, c))
-    return y[:, :(d - 1) * sd + 1, :(h - 1) * sh + 1, :(w - 1) * sw + 1]
-
-
 def _output_shape(output_shape, rank, what):
     values = output_shape.numpy() if isinstance(output_shape, Tensor) else output_shape
     out = [int(v) for v in values]
@@ -187,9 +145,9 @@ def _output_shape(output_shape, rank, what):
 def _conv_transpose_ndhwc(x, w, out_sizes, strides, dilations, mode, what):
     """``x`` (N, D, H, W, C_in), ``w`` (KD, KH, KW, C_out, C_in) -> (N, *out_sizes, C_out)."""
     kernel_sizes = w._value.shape[:3]
-    pairs = [_transpose_pads(o, i, k, s, d, mode, what) for o, i, k, s, d in
-             zip(out_sizes, x._value.shape[1:4], kernel_sizes, strides, dilations)]
-    x = _pad_or_crop(_interleave_zeros(x, strides), pairs)
+    for o, i, k, s, d in zip(out_sizes, x._value.shape[1:4], kernel_sizes, strides, dilations):
+        conv_transpose.check_size(o, i, k, s, d, mode, what)
+    x = conv_transpose.prepare(x, out_sizes, kernel_sizes, strides, dilations, mode)
     kernel = array_ops.transpose(w[::-1, ::-1, ::-1], (0, 1, 2, 4, 3))
     return _conv3d_valid(x, kernel, (1, 1, 1), dilations)
 

@@ -4,7 +4,7 @@ response normalization, weighted cross-entropy, Poisson loss, moments from suffi
 statistics, ``crelu`` and ``zero_fraction``."""
 import math as _math
 
-from . import array_ops, conv_ops, math_ops, nn_ops, reduce_ops
+from . import array_ops, conv_ops, conv_transpose, math_ops, nn_ops, reduce_ops
 from .convert import convert_to_tensor
 from ..tensor import Tensor
 
@@ -45,22 +45,6 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  
     return array_ops.squeeze(y, 1)
 
 
-def _transpose_pads(out_size, in_size, k, s, padding, what):
-    """(left, right) zero padding of the stride-dilated input for a transposed convolution
-    whose forward convolution maps ``out_size`` to ``in_size``."""
-    if padding == "VALID":
-        before, expected = 0, (out_size - k) // s + 1
-    else:
-        total = max((-(-out_size // s) - 1) * s + k - out_size, 0)
-        before, expected = total // 2, -(-out_size // s)
-    if expected != in_size:
-        raise ValueError(f"{what}: an output size of {out_size} with kernel {k}, stride {s} and "
-                         f"{padding} padding comes from inputs of size {expected}, not {in_size}")
-    left = k - 1 - before
-    right = out_size + k - 1 - ((in_size - 1) * s + 1) - left
-    return left, right
-
-
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
                      data_format="NHWC", dilations=None, name=None):
     """The gradient of ``conv2d`` with respect to its input: ``input`` (N, H, W, C_in),
@@ -81,17 +65,9 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"conv2d_transpose: padding must be 'SAME' or 'VALID', got {padding!r}")
     sh, sw = conv_ops._pair(strides, "conv2d_transpose: strides", "NHWC")
-    n, h, wd, c = x.shape
-    kh, kw = w.shape[0], w.shape[1]
-    pads = [[0, 0], list(_transpose_pads(out[1], h, kh, sh, padding, "conv2d_transpose")),
-            list(_transpose_pads(out[2], wd, kw, sw, padding, "conv2d_transpose")), [0, 0]]
-    if (sh, sw) != (1, 1):  # s - 1 zeros between pixels
-        x = array_ops.reshape(x, (n, h, 1, wd, 1, c))
-        x = array_ops.pad(x, [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]])
-        x = array_ops.reshape(x, (n, h * sh, wd * sw, c))[:, :(h - 1) * sh + 1,
-                                                           :(wd - 1) * sw + 1, :]
-    kernel = array_ops.transpose(w[::-1, ::-1], (0, 1, 3, 2))
-    return conv_ops.conv2d(x, kernel, strides=1, padding=pads)
+    for o, i, k, st in zip(out[1:3], x.shape[1:3], w.shape[:2], (sh, sw)):
+        conv_transpose.check_size(o, i, k, st, 1, padding, "conv2d_transpose")
+    return conv_transpose.conv2d_nhwc(x, w, out[1:3], (sh, sw), (1, 1), padding)
 
 
 def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002

@@ -1,6 +1,6 @@
 """Convolution and pooling layers (channels-last): Conv1D, Conv2D, Conv2DTranspose, max and
 average pooling in 1-D and 2-D, and their global variants."""
-from ...ops import array_ops, conv_ops, reduce_ops
+from ...ops import array_ops, conv_ops, conv_transpose, reduce_ops
 from .. import activations
 from . import _config
 from .base import Layer
@@ -206,9 +206,9 @@ class Conv2DTranspose(Conv2D):
     ('same') or ``size * s + max(k - s, 0)`` ('valid'); with ``output_padding=p``,
     ``(size - 1) * s + k - 2 * pad + p`` (``pad = k // 2`` for 'same', 0 for 'valid').
 
-    Computed as a stride-1 convolution of the input with zeros inserted between its pixels,
-    against the spatially flipped (dilated) kernel, over the window TF's ``conv2d_transpose``
-    keeps for that output size.
+    Computed by ``minitf/ops/conv_transpose.py``: a stride-1 convolution of the input with
+    zeros inserted between its pixels, against the spatially flipped (dilated) kernel, over the
+    window TF's ``conv2d_transpose`` keeps for that output size.
     """
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
@@ -235,28 +235,11 @@ class Conv2DTranspose(Conv2D):
             None if self.output_padding is None else self.output_padding[axis],
             self.dilation_rate[axis])
 
-    def _pads(self, size, axis):
-        """(before, after) zeros around the dilated input for an output of ``_out_size``: the
-        window TF keeps starts where a forward convolution of that output would pad."""
-        k = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
-        s, out = self.strides[axis], self._out_size(size, axis)
-        skipped = max((size - 1) * s + k - out, 0) // 2 if self.padding == "same" else 0
-        before = k - 1 - skipped
-        return before, out + k - 1 - ((size - 1) * s + 1) - before
-
     def call(self, inputs):
-        n, h, w, c = inputs.shape
-        sh, sw = self.strides
-        x = inputs
-        if (sh, sw) != (1, 1):  # insert s-1 zeros between pixels
-            x = array_ops.reshape(x, (n, h, 1, w, 1, c))
-            x = array_ops.pad(x, [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]])
-            x = array_ops.reshape(x, (n, h * sh, w * sw, c))[:, :(h - 1) * sh + 1,
-                                                               :(w - 1) * sw + 1, :]
-        kernel = array_ops.transpose(self.kernel[::-1, ::-1], (0, 1, 3, 2))
-        pads = [[0, 0], list(self._pads(h, 0)), list(self._pads(w, 1)), [0, 0]]
-        y = conv_ops.conv2d(x, kernel, strides=1, padding=pads,
-                            dilations=None if self.dilation_rate == (1, 1) else self.dilation_rate)
+        _, h, w, _ = inputs.shape
+        y = conv_transpose.conv2d_nhwc(inputs, self.kernel, (self._out_size(h, 0),
+                                                             self._out_size(w, 1)),
+                                       self.strides, self.dilation_rate, self.padding.upper())
         return bias_and_activation(self, y)
 
     def compute_output_shape(self, input_shape):

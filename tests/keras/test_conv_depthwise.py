@@ -18,7 +18,7 @@ import minitf as tf
 from minitf import keras
 from minitf.keras import layers
 from minitf.ops.depthwise_conv_ops import depthwise_conv2d, separable_conv2d
-from minitf.testing import check_grads
+from minitf.testing import check_grads, check_variable_grads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
@@ -147,21 +147,7 @@ def test_depthwise_gradients_match_central_differences():
     def loss():
         return tf.reduce_sum((layer(x) - target) ** 2)
 
-    with tf.GradientTape() as tape:
-        value = loss()
-    grads = tape.gradient(value, layer.trainable_variables)
-    eps = 1e-6
-    for var, grad in zip(layer.trainable_variables, grads):
-        base = var.numpy()
-        numeric = np.zeros_like(base)
-        for idx in np.ndindex(base.shape):
-            for sign in (1, -1):
-                bumped = base.copy()
-                bumped[idx] += sign * eps
-                var.assign(bumped)
-                numeric[idx] += sign * loss().numpy() / (2 * eps)
-        var.assign(base)
-        np.testing.assert_allclose(grad.numpy(), numeric, rtol=1e-6, atol=1e-8)
+    check_variable_grads(loss, layer.trainable_variables, rtol=1e-6, atol=1e-8)
 
 
 def test_layers_in_tf_function_over_two_calls():

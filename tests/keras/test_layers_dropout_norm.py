@@ -17,7 +17,7 @@ import h5_layout
 import minitf as tf
 from minitf import keras
 from minitf.keras import layers
-from minitf.testing import check_grads
+from minitf.testing import check_grads, check_variable_grads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
@@ -212,27 +212,11 @@ def test_group_normalization_gradients_central_differences():
     _check_weight_grads(layer, x)
 
 
-def _check_weight_grads(layer, x, eps=1e-6):
+def _check_weight_grads(layer, x):
     """Tape gradients of ``sum(layer(x) * w)`` against central differences per weight."""
     w = np.random.default_rng(9).standard_normal(layer(x).shape)
-
-    def loss():
-        return float(np.sum(layer(x).numpy() * w))
-
-    with tf.GradientTape() as tape:
-        value = tf.reduce_sum(layer(x) * w)
-    grads = tape.gradient(value, layer.trainable_weights)
-    for var, grad in zip(layer.trainable_weights, grads):
-        base = var.numpy().copy()
-        numeric = np.zeros_like(base)
-        for idx in np.ndindex(base.shape):
-            for sign in (1, -1):
-                shifted = base.copy()
-                shifted[idx] += sign * eps
-                var.assign(shifted)
-                numeric[idx] += sign * loss() / (2 * eps)
-        var.assign(base)
-        np.testing.assert_allclose(grad.numpy(), numeric, rtol=1e-6, atol=1e-7)
+    check_variable_grads(lambda: tf.reduce_sum(layer(x) * w), layer.trainable_weights,
+                         rtol=1e-6, atol=1e-7)
 
 
 def test_group_normalization_config_round_trip():

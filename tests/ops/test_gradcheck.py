@@ -255,3 +255,17 @@ def _resolve(name):
 def test_api_op_names_are_exported():
     missing = [name for name in API_OPS if not callable(_resolve(name))]
     assert not missing, f"API.md ops not exported by minitf: {missing}"
+
+
+def test_variable_checker_catches_a_wrong_gradient():
+    from minitf.testing import check_variable_grads
+    v = tf.Variable(np.array([0.5, -1.25]))
+
+    @tf.custom_gradient
+    def cube(x):
+        return x ** 3, lambda g: g * 3.0 * x * x * 1.001       # 0.1 % off
+
+    check_variable_grads(lambda: tf.reduce_sum(v ** 3), [v])
+    with pytest.raises(AssertionError, match="gradient of"):
+        check_variable_grads(lambda: tf.reduce_sum(cube(v)), [v])
+    np.testing.assert_array_equal(v.numpy(), [0.5, -1.25])    # restored

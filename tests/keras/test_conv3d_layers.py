@@ -20,6 +20,7 @@ import minitf as tf
 from minitf import keras
 from minitf.testing import check_variable_grads
 from minitf.keras import layers
+from tests.conv3d_reference import conv3d_loops
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "keras")
@@ -34,19 +35,6 @@ def _randomize(layer, seed=1):
         v.assign(rng.standard_normal(v.shape.as_list()) * 0.5)
 
 
-def _conv3d_loops(x, w, strides=(1, 1, 1), dilations=(1, 1, 1)):
-    kd, kh, kw, _, o = w.shape
-    (sd, sh, sw), (dd, dh, dw) = strides, dilations
-    n, depth, h, wd, _ = x.shape
-    od = (depth - (kd - 1) * dd - 1) // sd + 1
-    oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (wd - (kw - 1) * dw - 1) // sw + 1
-    out = np.zeros((n, od, oh, ow, o))
-    for i, j, m in np.ndindex(od, oh, ow):
-        for a, b, e in np.ndindex(kd, kh, kw):
-            out[:, i, j, m] += x[:, i * sd + a * dd, j * sh + b * dh, m * sw + e * dw] @ w[a, b, e]
-    return out
-
-
 @pytest.mark.parametrize("kernel_size,strides,dilation", [
     ((3, 2, 3), (1, 1, 1), (1, 1, 1)), ((2, 2, 2), (2, 1, 2), (1, 1, 1)),
     ((2, 3, 2), (1, 1, 1), (2, 1, 1))])
@@ -58,7 +46,7 @@ def test_conv3d_layer_matches_loops(kernel_size, strides, dilation):
     _randomize(layer)
     assert layer.kernel.shape == kernel_size + (3, 4) and layer.bias.shape == (4,)
     assert [v.path.split("/", 1)[1] for v in layer.weights] == ["kernel", "bias"]
-    want = np.maximum(_conv3d_loops(x, layer.kernel.numpy(), strides, dilation)
+    want = np.maximum(conv3d_loops(x, layer.kernel.numpy(), strides, dilations=dilation)
                       + layer.bias.numpy(), 0)
     np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12, atol=1e-12)
     assert layer.compute_output_shape((None, 5, 6, 5, 3)) == (None,) + want.shape[1:]
@@ -140,7 +128,7 @@ def test_layers_in_tf_function_over_two_calls():
 
     for _ in range(2):
         x = RNG.standard_normal((2, 4, 4, 4, 2))
-        y = _conv3d_loops(x, conv.kernel.numpy()) + conv.bias.numpy()
+        y = conv3d_loops(x, conv.kernel.numpy()) + conv.bias.numpy()
         want = y.max(axis=(2, 3), keepdims=True)   # one 3x3 window covers each 3x3 slice
         np.testing.assert_allclose(run(tf.constant(x)).numpy(), want, rtol=1e-12)
 

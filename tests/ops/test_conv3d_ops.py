@@ -7,31 +7,9 @@ import pytest
 
 import minitf as tf
 from minitf.testing import check_grads
+from tests.conv3d_reference import conv3d_loops, same_pads
 
 RNG = np.random.default_rng(0)
-
-
-def _same_pads(size, k, s, d=1):
-    total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-    return total // 2, total - total // 2
-
-
-def _conv3d_loops(x, w, strides, padding, dilations):
-    """out[n, i, j, l, o] = sum over the window and channels of x * w, one output element at a
-    time over the (TF-style SAME-padded) input."""
-    kd, kh, kw, _, o = w.shape
-    if padding == "SAME":
-        x = np.pad(x, [(0, 0)] + [_same_pads(n, k, s, d) for n, k, s, d in
-                                  zip(x.shape[1:4], w.shape[:3], strides, dilations)] + [(0, 0)])
-    (sd, sh, sw), (dd, dh, dw) = strides, dilations
-    n, depth, h, wd, _ = x.shape
-    od = (depth - (kd - 1) * dd - 1) // sd + 1
-    oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (wd - (kw - 1) * dw - 1) // sw + 1
-    out = np.zeros((n, od, oh, ow, o))
-    for i, j, m in np.ndindex(od, oh, ow):
-        for a, b, e in np.ndindex(kd, kh, kw):
-            out[:, i, j, m] += x[:, i * sd + a * dd, j * sh + b * dh, m * sw + e * dw] @ w[a, b, e]
-    return out
 
 
 @pytest.mark.parametrize("strides,padding,dilations", [
@@ -46,14 +24,14 @@ def test_conv3d_matches_loops(strides, padding, dilations):
     w = RNG.standard_normal((3, 2, 3, 3, 4))
     got = tf.nn.conv3d(x, w, strides=[1, *strides, 1], padding=padding,
                        dilations=[1, *dilations, 1])
-    np.testing.assert_allclose(got.numpy(), _conv3d_loops(x, w, strides, padding, dilations),
+    np.testing.assert_allclose(got.numpy(), conv3d_loops(x, w, strides, padding, dilations),
                                rtol=1e-10, atol=1e-10)
 
 
 def test_conv3d_channels_first_and_float32():
     x = RNG.standard_normal((1, 4, 5, 4, 2)).astype("float32")
     w = RNG.standard_normal((2, 2, 2, 2, 3)).astype("float32")
-    want = _conv3d_loops(x.astype("float64"), w.astype("float64"), (1, 2, 1), "SAME", (1, 1, 1))
+    want = conv3d_loops(x.astype("float64"), w.astype("float64"), (1, 2, 1), "SAME", (1, 1, 1))
     got = tf.nn.conv3d(tf.constant(x), tf.constant(w), [1, 1, 2, 1, 1], "SAME")
     assert got.dtype == tf.float32
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
@@ -120,7 +98,7 @@ def test_pools_with_tiling_windows_match_reshapes():
 
 def _pool_loops(x, k, s, padding, reduce):
     """Each window's max or mean over its real (unpadded) elements, one at a time."""
-    pads = [_same_pads(n, kk, ss) if padding == "SAME" else (0, 0)
+    pads = [same_pads(n, kk, ss) if padding == "SAME" else (0, 0)
             for n, kk, ss in zip(x.shape[1:4], k, s)]
     sizes = [(n + a + b - kk) // ss + 1 for n, (a, b), kk, ss in zip(x.shape[1:4], pads, k, s)]
     out = np.zeros((x.shape[0], *sizes, x.shape[4]))
@@ -189,7 +167,7 @@ def test_in_tf_function_over_two_calls():
     for _ in range(2):
         x = RNG.standard_normal((2, 4, 6, 5, 2))
         conv, top, mean = run(tf.constant(x))
-        want = _conv3d_loops(x, w, (1, 2, 1), "SAME", (1, 1, 1))
+        want = conv3d_loops(x, w, (1, 2, 1), "SAME", (1, 1, 1))
         np.testing.assert_allclose(conv.numpy(), want, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(top.numpy(), _pool_loops(want, (2,) * 3, (1,) * 3, "VALID",
                                                             np.max), rtol=1e-12)

@@ -1,60 +1,29 @@
 """MNIST loading: data_dir, cache and downloads against a local HTTP server."""
 
 import hashlib
-import http.server
 import os
 import re
 import socket
-import threading
 import urllib.request
 
 import numpy as np
 import pytest
 
 from datasets import DatasetError, download, mnist, read_idx, write_idx
+from tests.local_http import serve, without_proxies
 
 FILES = mnist.FILES
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    """Serves ``server.routes[path] = (behaviour, body)`` and logs each request path."""
-
-    def do_GET(self):
-        self.server.log.append(self.path)
-        behaviour, body = self.server.routes.get(self.path, ("404", b""))
-        if behaviour in ("404", "500"):
-            self.send_error(int(behaviour))
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if behaviour == "truncate":  # promise the whole body, send half, hang up
-            self.wfile.write(body[:len(body) // 2])
-            self.close_connection = True
-        else:
-            self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    srv.routes, srv.log = {}, []
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serve() as srv:
+        yield srv
 
 
 @pytest.fixture(autouse=True)
 def no_proxy(monkeypatch):
-    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("no_proxy", "*")
+    without_proxies(monkeypatch)
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,16 @@
 """keras.utils sequence/time-series/split helpers, Progbar, get_file, image files and the
 keras.backend helpers."""
 import hashlib
-import http.server
 import io
 import os
 import tarfile
-import threading
 import zipfile
 
 import numpy as np
 import pytest
 
 import minitf as tf
+from tests.local_http import serve, without_proxies
 
 keras = tf.keras
 
@@ -242,41 +241,15 @@ def test_serialization_aliases():
 
 # --- get_file ------------------------------------------------------------------------------------
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.server.log.append(self.path)
-        body = self.server.routes.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    srv.routes, srv.log = {}, []
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    srv.base = f"http://127.0.0.1:{srv.server_address[1]}"
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serve() as srv:
+        yield srv
 
 
 @pytest.fixture(autouse=True)
 def no_proxy(monkeypatch):
-    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
-                "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("no_proxy", "*")
+    without_proxies(monkeypatch)
 
 
 def _tar_bytes(members):

@@ -115,26 +115,33 @@ class Conv2D(Layer):
 
 
 class _Pooling2D(Layer):
+    """Windows of ``pool_size`` over the spatial axes (channels last); 3-D pooling subclasses
+    it with its own ``_sizes`` reader."""
     _passthrough_dtype = True
     _op = None
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs):
         super().__init__(**kwargs)
-        _channels_last(data_format, type(self).__name__)
-        self.pool_size = _pair(pool_size, f"{type(self).__name__} pool_size")
-        self.strides = self.pool_size if strides is None else _pair(
-            strides, f"{type(self).__name__} strides")
-        self.padding = _padding(padding, type(self).__name__)
+        what = type(self).__name__
+        _channels_last(data_format, what)
+        self.pool_size = self._sizes(pool_size, f"{what} pool_size")
+        self.strides = self.pool_size if strides is None else self._sizes(
+            strides, f"{what} strides")
+        self.padding = _padding(padding, what)
+
+    @staticmethod
+    def _sizes(value, what):
+        return _pair(value, what)
 
     def call(self, inputs):
         return type(self)._op(inputs, ksize=self.pool_size, strides=self.strides,
                               padding=self.padding.upper())
 
     def compute_output_shape(self, input_shape):
-        n, h, w, c = input_shape
-        (kh, kw), (sh, sw) = self.pool_size, self.strides
-        return (n, _out_size(h, kh, sh, self.padding), _out_size(w, kw, sw, self.padding), c)
+        n, *sizes, c = input_shape
+        return (n,) + tuple(_out_size(size, k, s, self.padding) for size, k, s in zip(
+            sizes, self.pool_size, self.strides)) + (c,)
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,

@@ -6,7 +6,8 @@ from ...ops import array_ops, conv3d_ops, reduce_ops
 from .. import activations, regularizers
 from . import _config
 from .base import Layer
-from .conv import _GlobalPooling, _channels_last, _out_size, _padding, _transpose_out_size
+from .conv import (_GlobalPooling, _Pooling2D, _channels_last, _out_size, _padding,
+                   _transpose_out_size)
 from .core import bias_and_activation, set_weight_options
 
 _LAYOUT = "(batch, depth, height, width, channels)"
@@ -171,34 +172,22 @@ class Conv1DTranspose(_ConvTranspose):
 
 # --- pooling -------------------------------------------------------------------------------------
 
-class _Pooling3D(Layer):
-    _passthrough_dtype = True
-    _op = None
-
+class _Pooling3D(_Pooling2D):
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs):
-        super().__init__(**kwargs)
-        what = type(self).__name__
-        _channels_last(data_format, what)
-        self.pool_size = _ints(pool_size, 3, f"{what} pool_size")
-        self.strides = self.pool_size if strides is None else _ints(strides, 3,
-                                                                    f"{what} strides")
-        self.padding = _padding(padding, what)
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+    @staticmethod
+    def _sizes(value, what):
+        return _ints(value, 3, what)
 
     def call(self, inputs):
         _check_rank(self, inputs.shape, 5, _LAYOUT)
-        return type(self)._op(inputs, ksize=self.pool_size, strides=self.strides,
-                              padding=self.padding.upper())
+        return super().call(inputs)
 
     def compute_output_shape(self, input_shape):
         _check_rank(self, input_shape, 5, _LAYOUT)
-        n, *sizes, c = input_shape
-        return (n,) + tuple(_out_size(size, k, s, self.padding) for size, k, s in zip(
-            sizes, self.pool_size, self.strides)) + (c,)
-
-    def get_config(self):
-        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
-                "padding": self.padding, "data_format": "channels_last"}
+        return super().compute_output_shape(input_shape)
 
 
 class MaxPooling3D(_Pooling3D):

@@ -17,14 +17,15 @@ probabilities they clip with epsilon 1e-7 as Keras does (``-log(clip(p, 1e-7, 1 
 import re
 
 from .. import dtypes
-from ..ops.array_ops import expand_dims, squeeze, transpose
+from ..ops.array_ops import expand_dims, reshape, squeeze, transpose
 from ..ops.convert import convert_to_tensor
-from ..ops.math_ops import (abs as _abs, cast, clip_by_value, divide_no_nan, log, not_equal,
-                            square, where)
+from ..ops.math_ops import (abs as _abs, cast, clip_by_value, divide_no_nan, log, logical_and,
+                            not_equal, square, where)
 from ..ops.nn_ops import (sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits,
                           sparse_softmax_cross_entropy_with_logits)
 from ..ops.reduce_ops import reduce_mean, reduce_sum
 from ..tensor import Tensor
+from .keras_mask import get_mask
 
 EPSILON = 1e-7
 _REDUCTIONS = ("sum", "sum_over_batch_size", "mean", "mean_with_sample_weight", "none")
@@ -77,6 +78,19 @@ def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
     return x1, x2
 
 
+def align_weights(x1, x2):
+    """Keras' ``squeeze_or_expand_to_same_rank``, then a lower-rank one that matches the other's
+    leading dimensions gets trailing ones: per-sample weights ``(batch,)`` apply to a sequence's
+    ``(batch, steps)`` losses as in tf.keras 2 (Keras 3 raises a broadcast error there)."""
+    x1, x2 = squeeze_or_expand_to_same_rank(x1, x2)
+    r1, r2 = x1.ndim, x2.ndim
+    if r1 < r2 and tuple(x1.shape) == tuple(x2.shape[:r1]):
+        x1 = reshape(x1, tuple(x1.shape) + (1,) * (r2 - r1))
+    elif r2 < r1 and tuple(x2.shape) == tuple(x1.shape[:r2]):
+        x2 = reshape(x2, tuple(x2.shape) + (1,) * (r1 - r2))
+    return x1, x2
+
+
 def _standardize_reduction(reduction):
     if reduction is None or reduction == "auto":
         return "sum_over_batch_size" if reduction == "auto" else "none"
@@ -100,6 +114,13 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     return reduce_sum(values)
 
 
+def _both_masks(first, second):
+    """The elements both masks keep (either alone when the other is None)."""
+    if first is None or second is None:
+        return second if first is None else first
+    return logical_and(cast(first, dtypes.bool), cast(second, dtypes.bool))
+
+
 def reduce_weighted_values(values, sample_weight=None, mask=None,
                            reduction="sum_over_batch_size", dtype=None):
     """Weight ``values`` by ``sample_weight`` (and ``mask``), then reduce, as Keras 3."""
@@ -112,16 +133,15 @@ def reduce_weighted_values(values, sample_weight=None, mask=None,
         mask = cast(mask, dtype)
         if reduction in ("mean", "sum_over_batch_size"):
             # Average over the unmasked elements only.
-            total = float(mask._value.size)
-            valid = reduce_sum(mask)
-            mask = mask * (total / (valid + EPSILON))
+            total = convert_to_tensor(float(mask._value.size), dtype=dtype)
+            mask = mask * divide_no_nan(total, reduce_sum(mask))   # 0 when nothing is valid
         if sample_weight is None:
             sample_weight = mask
         else:
-            mask, sample_weight = squeeze_or_expand_to_same_rank(mask, sample_weight)
+            mask, sample_weight = align_weights(mask, sample_weight)
             sample_weight = sample_weight * mask
     if sample_weight is not None:
-        values, sample_weight = squeeze_or_expand_to_same_rank(values, sample_weight)
+        values, sample_weight = align_weights(values, sample_weight)
         values = values * sample_weight
     return reduce_values(values, sample_weight, reduction)
 
@@ -254,10 +274,12 @@ class Loss:
         return self._dtype.name
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        in_mask = get_mask(y_pred)
         y_pred = _as(y_pred, self._dtype)
         y_true = _as(y_true, self._dtype)
         losses = self.call(y_true, y_pred)
         return reduce_weighted_values(losses, sample_weight=sample_weight,
+                                      mask=_both_masks(in_mask, get_mask(losses)),
                                       reduction=self.reduction, dtype=self._dtype)
 
     def call(self, y_true, y_pred):
@@ -342,6 +364,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        in_mask = get_mask(y_pred)
         if self.ignore_class is None:
             y_true = _t(y_true)
             if not y_true.dtype.is_integer:
@@ -349,7 +372,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
             # Integer class ids are used as they are: Keras' round trip through the loss dtype
             # changes no id below 2**24 and costs two casts a step.
             losses = self.call(y_true, _as(y_pred, self._dtype))
-            return reduce_weighted_values(losses, sample_weight=sample_weight,
+            return reduce_weighted_values(losses, sample_weight=sample_weight, mask=in_mask,
                                           reduction=self.reduction, dtype=self._dtype)
         y_pred = _as(y_pred, self._dtype)
         y_true = _as(y_true, self._dtype)
@@ -357,7 +380,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         labels = y_true
         if labels.ndim == y_pred.ndim and labels.shape[-1] == 1:
             labels = squeeze(labels, -1)
-        mask = not_equal(labels, float(self.ignore_class))
+        mask = _both_masks(in_mask, not_equal(labels, float(self.ignore_class)))
         return reduce_weighted_values(losses, sample_weight=sample_weight, mask=mask,
                                       reduction=self.reduction, dtype=self._dtype)
 

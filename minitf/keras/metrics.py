@@ -18,6 +18,8 @@ from ..ops.convert import convert_to_tensor
 from .._state import PauseRecording
 from ..ops.math_ops import cast, divide_no_nan
 from ..tensor import Tensor, Variable
+from .keras_mask import get_mask
+from .losses import align_weights
 
 
 def _t(x):
@@ -215,6 +217,15 @@ class Mean(Metric):
         return divide_no_nan(self.total, self.count)
 
 
+def _masked_weights(sample_weight, mask):
+    """``sample_weight`` (or ones) times the 0/1 ``mask``, brought to the same rank first."""
+    mask = cast(_t(mask), dtypes.float32)
+    if sample_weight is None:
+        return mask
+    sample_weight, mask = align_weights(cast(_t(sample_weight), dtypes.float32), mask)
+    return sample_weight * mask
+
+
 class MeanMetricWrapper(Mean):
     """The mean of ``fn(y_true, y_pred, **kwargs)`` per sample, for any function of tensors
     (a loss function such as ``keras.losses.mean_squared_error``, or your own)."""
@@ -226,6 +237,9 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        mask = get_mask(y_pred)
+        if mask is not None:   # Keras 3: padded steps of y_pred weigh nothing
+            sample_weight = _masked_weights(sample_weight, mask)
         if self._array_fn is not None:
             tensors = [_t(y_true), _t(y_pred)] + (
                 [] if sample_weight is None else [_t(sample_weight)])

@@ -13,7 +13,8 @@ import pytest
 
 import minitf as tf
 from minitf import keras
-from minitf.keras.layers.masking import _MASKS, get_mask, set_mask
+from minitf.keras.keras_mask import _MASKS
+from minitf.keras.layers.masking import get_mask, set_mask
 
 layers = keras.layers
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

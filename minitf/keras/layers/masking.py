@@ -1,9 +1,8 @@
 """Keras masking: the ``Masking`` layer, the table of tensor masks and their propagation.
 
 A mask marks which time steps of a ``(batch, steps, ...)`` tensor are real (True) and which are
-padding (False). Keras keeps it on the tensor as ``_keras_mask``; minitf Tensors have fixed
-slots, so the masks live in a side table keyed by the tensor (``get_mask(t)`` / ``set_mask``),
-dropped when the tensor is freed.
+padding (False). Keras keeps it on the tensor as ``_keras_mask``; minitf keeps it in the table of
+``minitf.keras.keras_mask`` (``get_mask(t)`` / ``set_mask``, or ``t._keras_mask``).
 
 Propagation follows Keras 3's ``Layer.__call__``:
 
@@ -19,37 +18,16 @@ Propagation follows Keras 3's ``Layer.__call__``:
 with ``return_sequences``; ``GlobalAveragePooling1D`` averages the unmasked steps.
 """
 import warnings
-import weakref
 
 from ... import dtypes
 from ...nest import flatten
 from ...ops import array_ops, math_ops, reduce_ops
 from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor
+from ..keras_mask import any_masks, get_mask, set_mask
 from .base import Layer
 
 __all__ = ["Masking", "get_mask", "set_mask"]
-
-_MASKS = {}   # id(tensor) -> its mask tensor, while the tensor lives
-
-
-def get_mask(tensor):
-    """The Keras mask attached to ``tensor`` (Keras' ``tensor._keras_mask``), or None."""
-    return _MASKS.get(id(tensor)) if _MASKS else None
-
-
-def set_mask(tensor, mask):
-    """Attach ``mask`` (a bool tensor, or None to remove it) to ``tensor``."""
-    key = id(tensor)
-    if mask is None:
-        _MASKS.pop(key, None)
-        return
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"set_mask: masks attach to minitf Tensors, got "
-                        f"{type(tensor).__name__}")
-    if key not in _MASKS:
-        weakref.finalize(tensor, _MASKS.pop, key, None)
-    _MASKS[key] = mask if isinstance(mask, Tensor) else convert_to_tensor(mask)
 
 
 def _structure_masks(value):
@@ -92,7 +70,7 @@ def fill_mask(layer, raw, inputs, args, kwargs):
     the inputs are its only tensor argument), keep it on inputs converted by ``__call__``, and
     return the mask the outputs inherit (``previous_mask``)."""
     explicit = kwargs.get("mask")
-    if not _MASKS:
+    if not any_masks():
         return explicit
     if inputs is not raw:   # cast or converted: the mask stays with the data
         for old, new in zip(flatten(raw), flatten(inputs)):

@@ -414,3 +414,59 @@ def test_layer_normalization_passes_the_mask_through():
     embedded = keras.layers.Embedding(10, 4, mask_zero=True)(ids)
     normed = keras.layers.LayerNormalization()(embedded)
     np.testing.assert_array_equal(get_mask(normed).numpy(), ids != 0)
+
+
+# --- layers that use or combine masks (values printed by Keras 3.15, numpy backend) ----------
+
+def test_batch_normalization_statistics_skip_masked_steps():
+    x = np.random.default_rng(0).normal(size=(3, 5, 4)).astype("float32") * 2 + 1
+    keep = np.array([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 1, 1]], bool)
+    bn = layers.BatchNormalization(momentum=0.5)
+    y = bn(x, training=True, mask=tf.constant(keep))
+    np.testing.assert_allclose(y.numpy()[0, :2], [[0.04462427, -0.6796422, 0.5639649, -0.0824492],
+                                                 [-0.7670907, -0.08187556, 1.2088659, 0.8549258]],
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(bn.moving_mean.numpy(),
+                               [0.5893696, 0.9292167, 0.5601252, 0.67897624], rtol=1e-6)
+    np.testing.assert_allclose(bn.moving_variance.numpy(),
+                               [1.8273555, 1.8637462, 2.6170177, 2.1139102], rtol=1e-6)
+    # the same statistics in numpy: mean and biased variance of the kept steps
+    kept = x[keep].astype(np.float64)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.5 * kept.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), 0.5 + 0.5 * kept.var(0), rtol=1e-5)
+    with pytest.raises(ValueError, match="one dimension less"):
+        bn(x, training=True, mask=tf.ones((3, 5, 4), tf.bool))
+
+
+def test_masks_flow_through_batch_normalization_in_a_model():
+    tokens = np.array([[4, 2, 0, 0], [1, 0, 0, 0]])
+    embedded = layers.Embedding(6, 3, mask_zero=True)(tokens)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no "does not support masking" warning
+        normalized = layers.BatchNormalization()(embedded, training=True)
+    np.testing.assert_array_equal(get_mask(normalized).numpy(), tokens != 0)
+    kept = embedded.numpy()[tokens != 0].astype(np.float64)
+    np.testing.assert_allclose(normalized.numpy()[tokens != 0],
+                               (kept - kept.mean(0)) / np.sqrt(kept.var(0) + 1e-3), rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_merge_layers_combine_masks_as_keras():
+    first = tf.constant(np.array([[1, 1, 0, 0, 0], [1, 0, 0, 0, 0]], bool))
+    second = tf.constant(np.array([[1, 0, 0, 0, 1], [1, 1, 1, 0, 0]], bool))
+    x = tf.ones((2, 5, 3))
+    union = [[1, 1, 0, 0, 1], [1, 1, 1, 0, 0]]
+    for layer in (layers.Add(), layers.Subtract(), layers.Multiply(), layers.Average(),
+                  layers.Maximum(), layers.Minimum(), layers.Concatenate()):
+        np.testing.assert_array_equal(layer.compute_mask([x, x], [first, second]).numpy(), union)
+    assert layers.Add().compute_mask([x, x], [first, None]) is None
+    np.testing.assert_array_equal(layers.Concatenate().compute_mask([x, x], [first, None]).numpy(),
+                                  np.ones((2, 5)))
+    np.testing.assert_array_equal(
+        layers.Concatenate(axis=1).compute_mask([x, x], [first, second]).numpy(),
+        [[1, 1, 0, 0, 0, 1, 0, 0, 0, 1], [1, 0, 0, 0, 0, 1, 1, 1, 0, 0]])
+    assert layers.Dot(axes=2).compute_mask([x, x], [first, second]) is None
+    # called on masked tensors, the output carries the combined mask
+    embed = layers.Embedding(6, 3, mask_zero=True)
+    a, b = embed(np.array([[1, 2, 0], [3, 0, 0]])), embed(np.array([[1, 0, 5], [0, 0, 0]]))
+    np.testing.assert_array_equal(get_mask(layers.add([a, b])).numpy(), [[1, 1, 1], [1, 0, 0]])

@@ -168,6 +168,24 @@ def masked_mean(inputs, mask, axis, keepdims):
             reduce_ops.reduce_sum(weights, axis=axis, keepdims=keepdims))
 
 
+def masked_moments(inputs, mask, axes, keepdims):
+    """Mean and biased variance over ``axes`` of the elements whose position ``mask`` (the
+    inputs' shape without the last axis) keeps: Keras 3's masked ``BatchNormalization``
+    statistics, with its ``1e-7`` in the divisor."""
+    keep = array_ops.broadcast_to(array_ops.expand_dims(bool_mask(mask), -1),
+                                  array_ops.shape(inputs))
+    zeros = array_ops.zeros_like(inputs)
+    count = reduce_ops.reduce_sum(math_ops.cast(keep, inputs.dtype), axis=axes, keepdims=True)
+    count = count + 1e-7
+    mean = reduce_ops.reduce_sum(math_ops.where(keep, inputs, zeros), axis=axes,
+                                 keepdims=True) / count
+    spread = math_ops.square(math_ops.where(keep, inputs - mean, zeros))
+    variance = reduce_ops.reduce_sum(spread, axis=axes, keepdims=True) / count
+    if not keepdims:
+        mean, variance = (array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes))
+    return mean, variance
+
+
 def attention_mask_from_inputs(query, value, key, attention_mask):
     """MultiHeadAttention's automatic mask (Keras 3): ``attention_mask`` combined with the
     masks of ``query`` ``(B, T)``, ``value`` and ``key`` ``(B, S)`` as ``(B, T, S)``."""

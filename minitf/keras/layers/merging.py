@@ -6,7 +6,9 @@ functional forms ``add([a, b])``, ``concatenate([a, b], axis=-1)``...
 
     x = keras.layers.concatenate([title_features, body_features])
 """
+from ... import dtypes
 from ...ops import array_ops, linalg_ops, math_ops, reduce_ops
+from . import masking
 from .base import Layer
 
 
@@ -29,9 +31,21 @@ def _broadcast_shapes(shapes, what):
 
 
 class _Merge(Layer):
-    """Base of the merge layers: ``call`` receives a list of at least two tensors."""
+    """Base of the merge layers: ``call`` receives a list of at least two tensors. The output
+    is masked where all masked inputs are (Keras: the masks' OR, none if an input has none)."""
     _cast_integers = True
     _min_inputs = 2
+    supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None or not isinstance(mask, (list, tuple)):
+            return None
+        if any(m is None for m in mask):
+            return None
+        out = masking.bool_mask(mask[0])
+        for m in mask[1:]:
+            out = math_ops.logical_or(out, masking.bool_mask(m))
+        return out
 
     def _check(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < self._min_inputs:
@@ -114,6 +128,22 @@ class Concatenate(_Merge):
     def call(self, inputs):
         return array_ops.concat(self._check(inputs), axis=self.axis)
 
+    def compute_mask(self, inputs, mask=None):
+        """Keras: the inputs' masks (all-True for an unmasked input) joined along ``axis``;
+        a position is kept where any joined element is."""
+        if mask is None or not isinstance(mask, (list, tuple)) or all(m is None for m in mask):
+            return None
+        full = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                full.append(array_ops.ones_like(x, dtype=dtypes.bool))
+            elif len(m.shape) < len(x.shape):
+                full.append(math_ops.logical_or(array_ops.expand_dims(masking.bool_mask(m), -1),
+                                                array_ops.zeros_like(x, dtype=dtypes.bool)))
+            else:
+                full.append(masking.bool_mask(m))
+        return reduce_ops.reduce_any(array_ops.concat(full, axis=self.axis), axis=-1)
+
     def compute_output_shape(self, input_shape):
         shapes = [tuple(s) for s in self._check(input_shape)]
         rank = len(shapes[0])
@@ -141,6 +171,9 @@ class Concatenate(_Merge):
 class Dot(_Merge):
     """Dot products of two batches of tensors along ``axes`` (``normalize=True``: cosine
     similarity, each input L2-normalised along its axis first)."""
+
+    def compute_mask(self, inputs, mask=None):
+        return None   # the summed axes are gone (Keras)
 
     def __init__(self, axes, normalize=False, **kwargs):
         super().__init__(**kwargs)

@@ -8,6 +8,7 @@ from ...ops import array_ops, math_ops, nn_ops, norm_ops
 from ...ops.conv_ops import _may_cache
 from .. import constraints, initializers, regularizers
 from . import _config
+from . import masking
 from .base import Layer
 
 _HALF = ("float16", "bfloat16")
@@ -40,7 +41,8 @@ class BatchNormalization(Layer):
     beta`` with the batch mean and *biased* variance over every axis but ``axis``; then
     ``moving = moving * momentum + batch * (1 - momentum)`` (``Variable.assign``, so a traced
     function replays it). Inference, and always when ``trainable = False`` (Keras' rule for
-    fine-tuning): the moving statistics.
+    fine-tuning): the moving statistics. A Keras mask (one dimension less than the inputs)
+    restricts the batch statistics to the unmasked steps and passes on to the output.
 
     ``synchronized=True`` (Keras 3; ``SyncBatchNormalization``) computes the batch statistics
     over the global batch of a data-parallel job: the mean and variance are averaged over the
@@ -48,6 +50,7 @@ class BatchNormalization(Layer):
     assumed. In one process it is plain batch normalization.
     """
     _cast_integers = True
+    supports_masking = True
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
@@ -95,12 +98,16 @@ class BatchNormalization(Layer):
     def _b(self, t):
         return t if t is None or self._bshape is None else array_ops.reshape(t, self._bshape)
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
+        if mask is not None and len(mask.shape) != len(inputs.shape) - 1:
+            raise ValueError(f"BatchNormalization {self.name!r}: the mask must have one "
+                             f"dimension less than the inputs, got mask shape "
+                             f"{tuple(mask.shape)} for inputs of shape {tuple(inputs.shape)}")
         in_dtype = inputs.dtype
         x = _to_float32(inputs)
         gamma, beta = _like(self.gamma, x), _like(self.beta, x)
         if (training and self.trainable and not self.synchronized and self._bshape is None
-                and gamma is not None and beta is not None):
+                and gamma is not None and beta is not None and mask is None):
             # The fused ops: statistics, normalization and the closed-form gradient.
             y = norm_ops.batch_norm_train(x, gamma, beta, epsilon=self.epsilon,
                                           cache=_may_cache(x))
@@ -108,7 +115,10 @@ class BatchNormalization(Layer):
             self._update_moving(stats[0], stats[1])
             return y if y.dtype == in_dtype else math_ops.cast(y, in_dtype)
         if training and self.trainable:
-            if self.synchronized:
+            if mask is not None:   # statistics of the unmasked steps only (Keras 3)
+                mean, variance = masking.masked_moments(x, mask, self._reduce,
+                                                        keepdims=self._bshape is not None)
+            elif self.synchronized:
                 from ...distributed.collectives import global_moments
                 mean, variance = global_moments(x, self._reduce, self._bshape is not None)
             else:

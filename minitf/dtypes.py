@@ -66,7 +66,16 @@ class DType:
     def __repr__(self):
         return f"tf.{self.name}"
 
-    __str__ = __repr__
+    def __str__(self):   # print(tf.float32) shows <dtype: 'float32'>, as TF
+        return f"<dtype: '{self.name}'>"
+
+    @property
+    def is_unsigned(self):
+        return self.np.kind == "u"
+
+    @property
+    def is_complex(self):
+        return self.np.kind == "c"
 
 
 _BY_NP = {}
@@ -94,12 +103,16 @@ int16 = _dtype_of_np(numpy.dtype("int16"))
 int32 = _dtype_of_np(numpy.dtype("int32"))
 int64 = _dtype_of_np(numpy.dtype("int64"))
 uint8 = _dtype_of_np(numpy.dtype("uint8"))
+uint16 = _dtype_of_np(numpy.dtype("uint16"))
+uint32 = _dtype_of_np(numpy.dtype("uint32"))
+uint64 = _dtype_of_np(numpy.dtype("uint64"))
 bool = _dtype_of_np(numpy.dtype("bool"))  # noqa: A001 - TF's name
 bfloat16 = _dtype_of_np(numpy.dtype(_np_bfloat16)) if _np_bfloat16 is not None else None
 half = float16
 double = float64
 
-_BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool)}
+_BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
+                                uint32, uint64, bool)}
 if bfloat16 is not None:
     _BY_NAME["bfloat16"] = bfloat16
 _BY_NAME.update(half=float16, float=float32, double=float64)

@@ -63,6 +63,11 @@ class TraceError(TypeError):
     """Raised when a traced function does something a replay could not reproduce."""
 
 
+class TracedNumpyError(TraceError, AttributeError):
+    """``.numpy()`` of a traced tensor: also an AttributeError, as TF's symbolic tensors have
+    no ``numpy`` attribute (code that catches AttributeError there keeps working)."""
+
+
 class EagerFallbackWarning(UserWarning):
     """A ``minitf.function`` runs a signature eagerly: its trace depended on a tensor's value
     (a Python ``if``/``while`` on a tensor, ``int(t)``, ``for i in tf.range(t)``) in more ways
@@ -498,7 +503,8 @@ class _Tracer:
             self.eager_reason = reason
 
     def untraceable(self, what):
-        raise TraceError(f"minitf.function cannot trace {what}: the value of a traced tensor is "
+        error = TracedNumpyError if what.endswith(".numpy()") else TraceError
+        raise error(f"minitf.function cannot trace {what}: the value of a traced tensor is "
                          f"not known when the function is replayed. Compute it outside the "
                          f"function, or return the tensor and inspect it after the call "
                          f"(at {caller_line()})")

@@ -422,26 +422,26 @@ class Variable(Tensor):
         return v
 
     def assign(self, value, read_value=True):
-        """Set the value in place; returns the variable."""
+        """Set the value in place; returns the variable (None with ``read_value=False``)."""
         v = self._check_assignable(value, "assign")
         if state.tracer is not None:
             state.tracer.record_assign(self, v, "assign")
         B.xp.copyto(self._value, v._value)
-        return self
+        return self if read_value else None
 
     def assign_add(self, delta, read_value=True):
         v = self._check_assignable(delta, "assign_add")
         if state.tracer is not None:
             state.tracer.record_assign(self, v, "assign_add")
         B.xp.add(self._value, v._value, out=self._value)
-        return self
+        return self if read_value else None
 
     def assign_sub(self, delta, read_value=True):
         v = self._check_assignable(delta, "assign_sub")
         if state.tracer is not None:
             state.tracer.record_assign(self, v, "assign_sub")
         B.xp.subtract(self._value, v._value, out=self._value)
-        return self
+        return self if read_value else None
 
     def __repr__(self):
         return (f"<tf.Variable '{self.name}' shape={tuple.__repr__(self.shape)} "

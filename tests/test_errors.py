@@ -223,3 +223,25 @@ def test_check_numerics_checks_every_call_of_a_function():
             np.errstate(invalid="ignore"):
         logged(tf.constant([-1.0, 2.0]))
     assert logged.experimental_get_tracing_count() == 1
+
+
+def test_dtype_errors_are_what_both_tf_modes_raise():
+    # TF raises InvalidArgumentError eagerly and TypeError in a graph for mixed operands, and
+    # ValueError for a conversion to another dtype; minitf's errors are each of those.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="add: operands have different"):
+        tf.constant([1, 2]) + tf.constant([1.0, 2.0])
+    with pytest.raises(TypeError):
+        tf.matmul(tf.ones((2, 2)), tf.ones((2, 2), tf.float64))
+    with pytest.raises(ValueError, match="tensor has dtype float32, requested int32"):
+        tf.convert_to_tensor(tf.Variable([1.0]), dtype=tf.int32)
+    with pytest.raises(TypeError, match="tensor has dtype int32, requested float32"):
+        tf.Variable([1.0]).assign(tf.constant([1], tf.int32))
+
+
+def test_numpy_of_a_traced_tensor_is_also_an_attribute_error():
+    @tf.function
+    def f(x):
+        return x.numpy() * 2
+
+    with pytest.raises(AttributeError, match="cannot trace Tensor.numpy()"):
+        f(tf.constant([1.0]))

@@ -250,3 +250,20 @@ def test_numpy_gives_a_copy_and_variables_refuse_in_place_operators():
         v += 1
     assert float(v.constraint(tf.constant(3.0))) == 0.5
     assert tf.Variable(1.0).constraint is None
+
+
+def test_dtype_printing_and_predicates_as_tf():
+    assert str(tf.float32) == "<dtype: 'float32'>" and repr(tf.float32) == "tf.float32"
+    assert f"{tf.int64}" == "<dtype: 'int64'>"
+    assert [d.is_unsigned for d in (tf.uint8, tf.uint16, tf.int8, tf.bool, tf.float32)] == [
+        True, True, False, False, False]
+    assert not tf.float64.is_complex
+
+
+def test_assign_without_reading_the_value_returns_none():
+    v = tf.Variable([1.0, 2.0])
+    assert v.assign([3.0, 4.0], read_value=False) is None
+    assert v.assign_add([1.0, 1.0], read_value=False) is None
+    assert v.assign_sub([0.5, 0.5], read_value=False) is None
+    np.testing.assert_array_equal(v.numpy(), [3.5, 4.5])
+    assert v.assign([0.0, 0.0]) is v

@@ -7,6 +7,12 @@ from .. import backend as B
 from .. import dtypes
 from ..tensor import Tensor, _next_id
 from ..variable_updates import IndexedSlices
+from .registry import DTypeMismatchError
+
+
+class ConversionDTypeError(TypeError, ValueError):
+    """A tensor converted to another dtype: TF's ValueError, and a TypeError as minitf's
+    other dtype errors."""
 
 _PY_DEFAULTS = {"f": numpy.float32, "i": numpy.int32, "u": numpy.int32, "b": numpy.bool_}
 _INT32 = numpy.iinfo(numpy.int32)
@@ -56,8 +62,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         dtype = dtypes.as_dtype(dtype)
     if isinstance(value, Tensor):
         if dtype is not None and value._value.dtype != dtype.np:
-            raise TypeError(f"convert_to_tensor: tensor has dtype {value.dtype.name}, requested "
-                            f"{dtype.name}; use minitf.cast to change dtypes")
+            raise ConversionDTypeError(f"convert_to_tensor: tensor has dtype {value.dtype.name}, "
+                                       f"requested {dtype.name}; use minitf.cast to change "
+                                       f"dtypes")
         return value.read_value() if value._is_variable else value
     if dtype is None and dtype_hint is not None:
         dtype = dtypes.as_dtype(dtype_hint)
@@ -99,12 +106,13 @@ def _fits(arr, dtype):
 def operand_pair(op_name, a, b):
     """Convert a binary op's operands: a non-tensor side takes the tensor side's dtype.
 
-    Two tensors of different dtypes are a TypeError, as in TF.
+    Two tensors of different dtypes are an error (both TF's InvalidArgumentError and
+    TypeError).
     """
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
             if a._value.dtype != b._value.dtype:
-                raise TypeError(f"{op_name}: operands have different dtypes {a.dtype.name} and "
+                raise DTypeMismatchError(f"{op_name}: operands have different dtypes {a.dtype.name} and "
                                 f"{b.dtype.name} (shapes {tuple(a.shape)} and {tuple(b.shape)}); "
                                 f"cast one with minitf.cast")
             return a, b

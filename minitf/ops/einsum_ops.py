@@ -13,7 +13,7 @@ from .. import backend as B
 from ..tensor import Tensor
 from ._samples import u
 from .convert import convert_to_tensor
-from .registry import TENSOR, apply, defop
+from .registry import TENSOR, DTypeMismatchError, apply, defop
 
 _LETTERS = string.ascii_letters
 
@@ -141,7 +141,7 @@ def einsum(equation, *inputs, **kwargs):
         inputs = tuple(inputs[0])
     tensors = tuple(t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs)
     if len({t._value.dtype for t in tensors}) > 1:
-        raise TypeError(f"einsum: operands have different dtypes "
+        raise DTypeMismatchError(f"einsum: operands have different dtypes "
                         f"{[t.dtype.name for t in tensors]}; cast them with minitf.cast")
     equation = equation.replace(" ", "")
     parse(equation, tuple(tuple(t._value.shape) for t in tensors))  # clear errors up front

@@ -331,6 +331,11 @@ class InvalidArgumentError(OpError, ValueError):
     code_default = 3  # INVALID_ARGUMENT
 
 
+class DTypeMismatchError(InvalidArgumentError, TypeError):
+    """Operands of different dtypes. TF raises InvalidArgumentError for them eagerly and
+    TypeError inside a ``tf.function``; this is both, so either ``except`` catches it."""
+
+
 def _user_frame():
     """The innermost stack frame outside the minitf package: the user's line."""
     pkg = __name__.split(".")[0]

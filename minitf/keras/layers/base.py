@@ -634,12 +634,14 @@ class Layer:
                 self.build(shapes)
             finally:
                 _CTX.depth -= 1
+        capture = masking.start_capture()
         specs = self.compute_output_spec(inputs, *args, **kwargs)
         if not self.built:
             self._mark_built()
         node = Node(self, (inputs,) + tuple(args), dict(kwargs))
         outputs = _map_leaves(lambda spec: KerasTensor(spec[0], spec[1], node=node), specs,
                               _is_spec)
+        masking.attach_symbolic_masks(self, inputs, outputs, capture)
         node.outputs = outputs
         self._inbound_nodes.append(node)
         if len(self._inbound_nodes) == 1 or self._output_shape is None:
@@ -675,8 +677,10 @@ class Layer:
                 return t
             if t.shape and t.shape[0] is None:
                 batch_unknown[0] = True
-            return Tensor(B.xp.zeros(tuple(1 if d is None else d for d in t.shape),
-                                     dtype=t.dtype.np))
+            placeholder = Tensor(B.xp.zeros(tuple(1 if d is None else d for d in t.shape),
+                                            dtype=t.dtype.np))
+            masking.placeholder_mask(t, placeholder)
+            return placeholder
 
         real = map_structure(zeros, inputs)
         real_args = map_structure(zeros, list(args))
@@ -684,6 +688,7 @@ class Layer:
         kw["training"] = False  # never update statistics with placeholder data
         with PauseRecording():
             out = self(real, *real_args, **kw)
+        masking.note_placeholder_outputs(inputs, out)
 
         def spec(t):
             shape = tuple(t.shape)

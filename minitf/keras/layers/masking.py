@@ -108,6 +108,93 @@ def set_output_masks(layer, inputs, outputs, previous_mask):
             set_mask(tensor, mask)
 
 
+# --- masks on KerasTensors (functional models) -------------------------------------------------
+# A layer called on KerasTensors runs once on placeholder zeros to find its output shapes. A
+# masked KerasTensor's zeros carry an all-True mask, so the layer's call gets a mask (Keras
+# passes a symbolic one) and the masks of its outputs become bool KerasTensors.
+
+_CAPTURED = [None]   # the output masks of the latest placeholder run, while one is captured
+
+
+def placeholder_mask(keras_tensor, zeros):
+    """Give the placeholder ``zeros`` of a masked ``keras_tensor`` an all-True mask."""
+    mask = keras_tensor._keras_mask
+    if mask is not None:
+        shape = tuple(1 if d is None else d for d in mask.shape)
+        set_mask(zeros, array_ops.ones(shape, dtype=dtypes.bool))
+
+
+def note_placeholder_outputs(inputs, outputs):
+    """After a placeholder run: remember its outputs' masks (a list, one per output)."""
+    _CAPTURED[0] = _mask_placeholders(inputs, [get_mask(t) if isinstance(t, Tensor) else None
+                                               for t in flatten(outputs)])
+
+
+def _mask_placeholders(inputs, masks):
+    """Masks of placeholder outputs as bool KerasTensors; a mask dimension whose input
+    dimension is unknown (the batch, a variable length) is unknown too."""
+    from .symbolic import KerasTensor
+    first = next((t for t in flatten(inputs) if isinstance(t, KerasTensor)), None)
+    known = tuple(first.shape) if first is not None else ()
+    out = []
+    for mask in masks:
+        if mask is not None:
+            shape = tuple(None if i < len(known) and known[i] is None else d
+                          for i, d in enumerate(mask.shape))
+            mask = KerasTensor(shape, dtypes.bool)
+        out.append(mask)
+    return out
+
+
+def start_capture():
+    previous, _CAPTURED[0] = _CAPTURED[0], None
+    return previous
+
+
+def attach_symbolic_masks(layer, inputs, outputs, previous):
+    """Set the ``_keras_mask`` of a symbolic call's output KerasTensors: the masks of the
+    placeholder run, or else (a layer with its own output shape rule) the input's mask passed
+    through by a layer that supports masking with the default ``compute_mask``."""
+    captured, _CAPTURED[0] = _CAPTURED[0], previous
+    if captured is None:
+        captured = _symbolic_compute_mask(layer, inputs)
+    for tensor, mask in zip(flatten(outputs), captured):
+        if mask is not None and hasattr(tensor, "_keras_mask"):
+            tensor._keras_mask = mask
+
+
+def _symbolic_compute_mask(layer, inputs):
+    """``layer.compute_mask`` on placeholders of ``inputs`` (zeros, all-True masks), as mask
+    KerasTensors: for layers whose output shapes come from their own rule, not a run."""
+    from .symbolic import KerasTensor
+    if not layer.supports_masking:
+        return []
+    structure = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    previous = [getattr(t, "_keras_mask", None) for t in structure]
+    if all(m is None for m in previous) and type(layer).compute_mask is Layer.compute_mask:
+        return []
+
+    def placeholder(t):
+        if not isinstance(t, KerasTensor):
+            return t
+        return array_ops.zeros(tuple(1 if d is None else d for d in t.shape), dtype=t.dtype)
+
+    def true_mask(m):
+        return None if m is None else array_ops.ones(
+            tuple(1 if d is None else d for d in m.shape), dtype=dtypes.bool)
+
+    real = [placeholder(t) for t in structure]
+    masks = [true_mask(m) for m in previous]
+    if not isinstance(inputs, (list, tuple)):
+        real, masks = real[0], masks[0]
+    elif all(m is None for m in masks):
+        masks = None
+    from ..._state import PauseRecording
+    with PauseRecording():
+        found = layer.compute_mask(real, masks)
+    return _mask_placeholders(inputs, flatten(found))
+
+
 def carry_mask(original, converted, mask=None):
     """``converted`` (a model input conformed to its ``Input``) with ``mask``, or else the
     mask of ``original``, attached."""

@@ -23,13 +23,14 @@ class KerasTensor:
     Returned by ``keras.Input`` and by layers called on KerasTensors; a functional ``Model``
     replays the recorded layer calls on real tensors.
     """
-    __slots__ = ("shape", "dtype", "name", "_node", "__weakref__")
+    __slots__ = ("shape", "dtype", "name", "_node", "_keras_mask", "__weakref__")
 
     def __init__(self, shape, dtype="float32", name=None, node=None):
         self.shape = TensorShape(None if d is None else int(d) for d in shape)
         self.dtype = dtypes.as_dtype(dtype)
         self.name = name
         self._node = node
+        self._keras_mask = None   # a bool KerasTensor where the layer that made it masks
 
     @property
     def ndim(self):

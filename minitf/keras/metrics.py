@@ -429,14 +429,15 @@ class Recall(Precision):
 
 
 class AUC(_Confusion):
-    """Area under the ROC curve from ``num_thresholds`` evenly spaced thresholds (Keras'
-    ``summation_method``: 'interpolation' = trapezoids, 'minoring', 'majoring')."""
+    """Area under the ROC (or, ``curve='PR'``, precision-recall) curve from ``num_thresholds``
+    evenly spaced thresholds (Keras' ``summation_method``: 'interpolation' = trapezoids for ROC
+    and Davis & Goadrich's interpolation for PR, 'minoring', 'majoring')."""
 
     def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation",
                  name="auc", dtype=None, thresholds=None, from_logits=False):
         super().__init__(name=name, dtype=dtype)
-        if str(curve).upper() != "ROC":
-            raise ValueError(f"AUC: only curve='ROC' is supported, got {curve!r}")
+        if str(curve).upper() not in ("ROC", "PR"):
+            raise ValueError(f"AUC: curve must be 'ROC' or 'PR', got {curve!r}")
         if summation_method not in ("interpolation", "minoring", "majoring"):
             raise ValueError(f"AUC: summation_method must be 'interpolation', 'minoring' or "
                              f"'majoring', got {summation_method!r}")
@@ -446,7 +447,7 @@ class AUC(_Confusion):
             inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
         else:
             inner = sorted(float(t) for t in thresholds)
-        self.curve, self.summation_method = "ROC", summation_method
+        self.curve, self.summation_method = str(curve).upper(), summation_method
         self.num_thresholds = len(inner) + 2
         self.from_logits = bool(from_logits)
         self._init_thresholds([-1e-7] + inner + [1.0 + 1e-7])
@@ -457,15 +458,38 @@ class AUC(_Confusion):
     def result(self):
         from ..ops.math_ops import maximum, minimum
         from ..ops.reduce_ops import reduce_sum
-        tpr = divide_no_nan(self.true_positives, self.true_positives + self.false_negatives)
-        fpr = divide_no_nan(self.false_positives, self.false_positives + self.true_negatives)
-        if self.summation_method == "interpolation":
-            heights = (tpr[:-1] + tpr[1:]) * 0.5
-        elif self.summation_method == "minoring":
-            heights = minimum(tpr[:-1], tpr[1:])
+        tp, fp = self.true_positives, self.false_positives
+        recall = divide_no_nan(tp, tp + self.false_negatives)
+        if self.curve == "PR":
+            if self.summation_method == "interpolation":
+                return self._interpolated_pr_auc()
+            x, y = recall, divide_no_nan(tp, tp + fp)
         else:
-            heights = maximum(tpr[:-1], tpr[1:])
-        return reduce_sum((fpr[:-1] - fpr[1:]) * heights)
+            x, y = divide_no_nan(fp, fp + self.true_negatives), recall
+        if self.summation_method == "interpolation":
+            heights = (y[:-1] + y[1:]) * 0.5
+        elif self.summation_method == "minoring":
+            heights = minimum(y[:-1], y[1:])
+        else:
+            heights = maximum(y[:-1], y[1:])
+        return reduce_sum((x[:-1] - x[1:]) * heights)
+
+    def _interpolated_pr_auc(self):
+        """Keras' PR interpolation (Davis & Goadrich 2006): between two thresholds, true and
+        predicted positives vary linearly, and precision is integrated in closed form."""
+        from ..ops.math_ops import log, logical_and, maximum, where
+        from ..ops.reduce_ops import reduce_sum
+        tp = self.true_positives
+        positives = tp + self.false_positives
+        dtp = tp[:-1] - tp[1:]
+        slope = divide_no_nan(dtp, maximum(positives[:-1] - positives[1:], 0.0))
+        intercept = tp[1:] - slope * positives[1:]
+        both = logical_and(positives[:-1] > 0, positives[1:] > 0)
+        ratio = where(both, divide_no_nan(positives[:-1], maximum(positives[1:], 0.0)),
+                      positives[1:] * 0 + 1)
+        increments = divide_no_nan(slope * (dtp + intercept * log(ratio)),
+                                   maximum(tp[1:] + self.false_negatives[1:], 0.0))
+        return reduce_sum(increments)
 
     def get_config(self):
         return {**super().get_config(), "num_thresholds": self.num_thresholds,

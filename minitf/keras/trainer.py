@@ -297,8 +297,10 @@ class Trainer:
             if metric not in metrics_module._CLASSES:  # an alias ("mae") names the log entry
                 found.name = metric
             return found
-        if callable(metric):
-            return _FnMetric(metric, getattr(metric, "__name__", "metric"))
+        if callable(metric):   # a function, or a Loss object (named by its .name, as Keras)
+            from .losses import Loss
+            name = metric.name if isinstance(metric, Loss) else None
+            return _FnMetric(metric, name or getattr(metric, "__name__", "metric"))
         raise ValueError(f"compile: cannot interpret metric {metric!r}")
 
     @property

@@ -182,3 +182,55 @@ def test_keras_ops_aliases():
     assert ops.shape(x) == (2, 2)
     np.testing.assert_allclose(ops.concatenate([x, x], axis=1).numpy().shape, (2, 4))
     np.testing.assert_allclose(ops.clip(x, 0.0, 2.0).numpy(), [[1, 0], [2, 2]])
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    # values printed by Keras 3.15 (numpy backend) for the same data and updates
+    (dict(curve="PR"), 0.6661779880523682),
+    (dict(curve="PR", summation_method="minoring"), 0.64482581615448),
+    (dict(curve="PR", summation_method="majoring"), 0.6719896197319031),
+    (dict(curve="ROC"), 0.8323957920074463),
+    (dict(curve="PR", num_thresholds=7), 0.592387318611145),
+])
+def test_auc_pr_and_roc_match_keras(kwargs, expected):
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.2).astype("float32")
+    p = np.clip(y * 0.3 + rng.random(300) * 0.7, 0, 1).astype("float32")
+    w = rng.random(300).astype("float32")
+    auc = keras.metrics.AUC(**kwargs)
+    auc.update_state(y, p)
+    auc.update_state(y[:50], p[:50], sample_weight=w[:50])
+    assert float(auc.result()) == pytest.approx(expected, rel=1e-6)
+
+
+def test_pr_auc_of_a_perfect_ranking_is_one():
+    auc = keras.metrics.AUC(curve="PR", num_thresholds=1000)
+    auc.update_state([0, 0, 1, 1, 1], [0.1, 0.2, 0.7, 0.8, 0.9])
+    assert float(auc.result()) == pytest.approx(1.0, abs=1e-6)
+    with pytest.raises(ValueError, match="curve must be 'ROC' or 'PR'"):
+        keras.metrics.AUC(curve="PRGAIN")
+
+
+def test_schedules_take_float_steps_and_arrays_of_steps():
+    S = keras.optimizers.schedules
+    schedule = S.InverseTimeDecay(0.001, decay_steps=20 * 10, decay_rate=1)
+    steps = np.array([0, 200, 2040.8])
+    expected = 0.001 / (1 + steps / 200)   # TF computes it in float32: 0.00083051 at 2040.8
+    np.testing.assert_allclose(schedule(steps).numpy(), expected, rtol=1e-6)
+    assert float(schedule(2040.8)) == pytest.approx(0.001 / (1 + 2040.8 / 200), rel=1e-6)
+    assert float(schedule(200)) == pytest.approx(0.0005, rel=1e-7)
+
+
+def test_a_loss_object_as_a_metric_is_named_by_its_name():
+    # the "Overfit and underfit" tutorial monitors 'val_binary_crossentropy' this way
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    bce = keras.losses.BinaryCrossentropy(from_logits=True, name="binary_crossentropy")
+    model.compile(optimizer="sgd", loss=keras.losses.BinaryCrossentropy(from_logits=True),
+                  metrics=[bce, "accuracy"])
+    x = np.random.default_rng(0).normal(size=(8, 3)).astype("float32")
+    y = (x[:, :1] > 0).astype("float32")
+    history = model.fit(x, y, validation_data=(x, y), epochs=1, verbose=0)
+    assert {"binary_crossentropy", "val_binary_crossentropy"} <= set(history.history)
+    logits = model.predict(x, verbose=0).astype(np.float64)
+    expected = np.mean(np.maximum(logits, 0) - logits * y + np.log1p(np.exp(-np.abs(logits))))
+    assert history.history["val_binary_crossentropy"][0] == pytest.approx(expected, rel=1e-5)

@@ -10,6 +10,8 @@ float32 Tensor as in Keras; with a Tensor ``step`` it is computed with minitf op
 """
 import math
 
+import numpy
+
 from ... import dtypes
 from ...ops.array_ops import constant
 from ...ops.math_ops import cast, cos, floor, maximum, minimum, pow as _pow, where
@@ -26,7 +28,10 @@ class LearningRateSchedule:
     def __call__(self, step):
         if isinstance(step, Tensor):
             return self._tensor_value(cast(step, dtypes.float32))
-        return constant(self.host_value(int(step)), dtype="float32")
+        if isinstance(step, (int, numpy.integer)):
+            return constant(self.host_value(int(step)), dtype="float32")
+        # float steps and arrays of steps (plotting a schedule): computed in float32, as TF
+        return self._tensor_value(constant(numpy.asarray(step, dtype=numpy.float32)))
 
     def host_value(self, step):
         """The learning rate after ``step`` updates, as a Python float."""

@@ -312,6 +312,8 @@ class Trainer:
                + list(self._output_loss_trackers.values())) if self.compiled else []
         seen = {id(m) for m in out}
         for layer in [self] + list(getattr(self, "submodules", [])):
+            if layer is not self and isinstance(layer, Trainer):
+                continue   # a nested model keeps its own trackers (Keras 3)
             for value in vars(layer).values():
                 if _is_metric(value) and id(value) not in seen:
                     seen.add(id(value))
@@ -462,7 +464,10 @@ class Trainer:
         returns the results (override to customise ``evaluate``)."""
         x, y, sw = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
-        loss = self.compute_loss(x, y, y_pred, sw, training=False)
+        if _takes_training(type(self).compute_loss):
+            loss = self.compute_loss(x, y, y_pred, sw, training=False)
+        else:   # an override without the argument (Keras passes it only when accepted)
+            loss = self.compute_loss(x, y, y_pred, sw)
         self._update_metrics(loss, x, y, y_pred, sw)
         return self.get_metrics_result()
 
@@ -521,6 +526,17 @@ class Trainer:
     from .trainer_loops import evaluate, fit, predict  # noqa: E402
     from .trainer_loops import (predict_on_batch, test_on_batch,  # noqa: E402
                                 train_on_batch)
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_training(compute_loss):
+    import inspect
+    try:
+        parameters = inspect.signature(compute_loss).parameters
+    except (TypeError, ValueError):
+        return True
+    return "training" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 def _is_metric(value):

@@ -24,8 +24,8 @@ Sequence = PyDataset
 
 
 def to_categorical(x, num_classes=None):
-    """One-hot rows (float32 numpy array) for integer class labels; a trailing axis of size 1
-    is dropped first, as in Keras."""
+    """One-hot rows (a float64 numpy array, as Keras 3 returns) for integer class labels; a
+    trailing axis of size 1 is dropped first, as in Keras."""
     if isinstance(x, Tensor):
         x = B.to_numpy(x._value)
     y = np.asarray(x)
@@ -44,7 +44,7 @@ def to_categorical(x, num_classes=None):
     elif y.size and y.max() >= num_classes:
         raise ValueError(f"to_categorical: label {int(y.max())} is out of range for "
                          f"num_classes={num_classes}")
-    out = np.zeros((y.shape[0], num_classes), dtype=np.float32)
+    out = np.zeros((y.shape[0], num_classes))
     out[np.arange(y.shape[0]), y] = 1.0
     return out.reshape(shape + (num_classes,))
 

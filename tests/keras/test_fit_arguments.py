@@ -386,3 +386,31 @@ def test_weighted_metrics_see_the_sample_weights():
                                                          rel=1e-5)
     logs = model.evaluate(x, y, verbose=0, return_dict=True)  # no weights: both agree
     assert logs["weighted_mae"] == pytest.approx(logs["mae"], rel=1e-6)
+
+
+def test_a_compiled_model_inside_another_keeps_its_trackers_out():
+    # Keras 3: a nested model's own loss tracker is not one of the outer model's metrics, so
+    # the outer loss is reported (a GAN's compiled discriminator, a distillation teacher)
+    inner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    inner.compile(optimizer="sgd", loss="mse")
+    outer = keras.Sequential([keras.Input((3,)), inner, keras.layers.Dense(1)])
+    outer.compile(optimizer="sgd", loss="mse")
+    x = np.random.default_rng(0).normal(size=(6, 3)).astype("float32")
+    y = np.ones((6, 1), "float32")
+    assert [m.name for m in outer.metrics] == ["loss"]
+    expected = float(np.mean((outer.predict(x, verbose=0).astype(np.float64) - 1.0) ** 2))
+    assert outer.evaluate(x, y, verbose=0) == pytest.approx(expected, rel=1e-5)
+
+
+def test_compute_loss_override_without_training_argument_serves_evaluate():
+    class Weighted(keras.Model):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                         allow_empty=False):
+            return 2.0 * tf.reduce_mean(tf.square(y_pred - y))
+
+    inputs = keras.Input((2,))
+    model = Weighted(inputs, keras.layers.Dense(1, kernel_initializer="ones")(inputs))
+    model.compile(optimizer="sgd")
+    x = np.array([[1.0, 2.0], [0.5, -1.0]], "float32")
+    y = np.zeros((2, 1), "float32")
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(2.0 * (9.0 + 0.25) / 2, rel=1e-6)

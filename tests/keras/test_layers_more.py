@@ -288,3 +288,26 @@ def test_get_config_rebuilds_the_layer(make):
     assert {"name", "trainable", "dtype"} <= set(config)
     clone = type(layer).from_config(config)
     assert clone.get_config() == config
+
+
+def test_global_pooling_channels_first_matches_keras():
+    # values printed by Keras 3.15 (numpy backend) for the same inputs
+    layers = keras.layers
+    x = np.arange(2 * 3 * 4, dtype="float32").reshape(2, 3, 4) ** 1.5
+    x4 = np.arange(2 * 3 * 4 * 5, dtype="float32").reshape(2, 3, 4, 5) % 7
+    mean1d = layers.GlobalAveragePooling1D(data_format="channels_first")
+    np.testing.assert_allclose(mean1d(x).numpy().ravel(), [2.2561, 13.0994, 29.4333, 49.7298,
+                                                           73.3199, 99.7925], rtol=1e-4)
+    max1d = layers.GlobalMaxPooling1D(data_format="channels_first", keepdims=True)
+    assert max1d(x).shape == (2, 3, 1) == max1d.compute_output_shape((2, 3, 4))
+    np.testing.assert_allclose(max1d(x).numpy().ravel(), x.max(axis=2).ravel())
+    mean2d = layers.GlobalAveragePooling2D(data_format="channels_first", keepdims=True)
+    np.testing.assert_allclose(mean2d(x4).numpy(), x4.mean(axis=(2, 3), keepdims=True),
+                               rtol=1e-6)
+    assert layers.GlobalMaxPooling2D(data_format="channels_first")(x4).shape == (2, 3)
+    keep = np.array([[1, 1, 0, 0], [1, 0, 1, 1]], bool)
+    np.testing.assert_allclose(mean1d(x, mask=tf.constant(keep)).numpy(),
+                               [[0.5, 9.5902, 24.8137], [50.6824, 74.3955, 100.9787]], rtol=1e-4)
+    with pytest.raises(ValueError, match="data_format must be"):
+        layers.GlobalAveragePooling1D(data_format="nchw")
+    assert mean1d.get_config()["data_format"] == "channels_first"

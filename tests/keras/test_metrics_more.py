@@ -160,6 +160,7 @@ def test_utils():
     np.testing.assert_array_equal(U.to_categorical([0, 2, 1], num_classes=3),
                                   np.eye(3, dtype=np.float32)[[0, 2, 1]])
     assert U.to_categorical(np.array([[1], [0]])).shape == (2, 2)
+    assert U.to_categorical([1]).dtype == np.float64   # as Keras 3
     with pytest.raises(ValueError, match="out of range"):
         U.to_categorical([3], num_classes=3)
     assert U.unpack_x_y_sample_weight((1, 2)) == (1, 2, None)

@@ -159,27 +159,38 @@ class AveragePooling2D(_Pooling2D):
 
 
 class _GlobalPooling(Layer):
-    """A reduction over the ``_spatial`` axes after the batch axis (channels last)."""
+    """A reduction over the ``_spatial`` axes: those after the batch axis (channels last), or
+    after the channel axis (``data_format="channels_first"``: no kernel, only other axes)."""
     _passthrough_dtype = True
     _reduce = None
     _spatial = 2
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
-        _channels_last(data_format, type(self).__name__)
+        data_format = "channels_last" if data_format is None else str(data_format).lower()
+        if data_format not in ("channels_last", "channels_first"):
+            raise ValueError(f"{type(self).__name__}: data_format must be 'channels_last' or "
+                             f"'channels_first', got {data_format!r}")
+        self.data_format = data_format
         self.keepdims = bool(keepdims)
 
+    def _axes(self):
+        first = 2 if self.data_format == "channels_first" else 1
+        axes = tuple(range(first, first + self._spatial))
+        return axes[0] if len(axes) == 1 else axes
+
     def call(self, inputs):
-        axes = tuple(range(1, 1 + self._spatial))
-        return type(self)._reduce(inputs, axis=axes[0] if len(axes) == 1 else axes,
-                                  keepdims=self.keepdims)
+        return type(self)._reduce(inputs, axis=self._axes(), keepdims=self.keepdims)
 
     def compute_output_shape(self, input_shape):
+        if self.data_format == "channels_first":
+            n, c = input_shape[0], input_shape[1]
+            return (n, c) + (1,) * self._spatial if self.keepdims else (n, c)
         n, c = input_shape[0], input_shape[-1]
         return (n,) + (1,) * self._spatial + (c,) if self.keepdims else (n, c)
 
     def get_config(self):
-        return {**super().get_config(), "data_format": "channels_last",
+        return {**super().get_config(), "data_format": self.data_format,
                 "keepdims": self.keepdims}
 
 
@@ -370,6 +381,10 @@ class GlobalAveragePooling1D(_GlobalPooling):
         if mask is None:
             return super().call(inputs)
         from .masking import masked_mean
+        if self.data_format == "channels_first":   # (N, C, steps): average the last axis
+            out = masked_mean(array_ops.transpose(inputs, (0, 2, 1)), mask, axis=1,
+                              keepdims=self.keepdims)
+            return array_ops.transpose(out, (0, 2, 1)) if self.keepdims else out
         return masked_mean(inputs, mask, axis=1, keepdims=self.keepdims)
 
     def compute_mask(self, inputs, mask=None):

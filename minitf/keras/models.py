@@ -169,9 +169,15 @@ class Model(Trainer, Layer):
         print_fn("=" * total_width)
         trainable, non_trainable = self.trainable_variables, self.non_trainable_variables
         total = self.variables
+        optimizer = getattr(self, "optimizer", None)   # counted once it has variables (Keras 3)
+        slots = optimizer.variables if getattr(optimizer, "built", False) else None
+        if slots is not None:
+            total = total + slots
         print_fn(f" Total params: {_count(total):,} ({_bytes(total)})")
         print_fn(f" Trainable params: {_count(trainable):,} ({_bytes(trainable)})")
         print_fn(f" Non-trainable params: {_count(non_trainable):,} ({_bytes(non_trainable)})")
+        if slots is not None:
+            print_fn(f" Optimizer params: {_count(slots):,} ({_bytes(slots)})")
         print_fn("_" * total_width)
 
     def get_layer(self, name=None, index=None):
@@ -496,6 +502,15 @@ class Sequential(Model):
         elif self._layers and self._layers[0]._batch_input_shape is not None:
             self._build_graph(self._layers[0]._batch_input_shape, None)
 
+    def _declared_input(self):
+        """The KerasTensor of the input the model declares (``keras.Input`` first, or
+        ``input_shape=`` on the first layer), or None."""
+        if self._input_layer is not None:
+            return self._input_layer._input_tensor
+        if self._graph and self._layers and self._layers[0]._batch_input_shape is not None:
+            return self._graph[0]
+        return None
+
     def _build_graph(self, batch_shape, dtype):
         if self._input_layer is not None:
             kt = self._input_layer._input_tensor
@@ -526,8 +541,9 @@ class Sequential(Model):
 
     def call(self, inputs, training=None, mask=None):
         x = inputs
-        if self._input_layer is not None and not isinstance(x, (dict, list, tuple)):
-            x = _conform_input(x, self._input_layer._input_tensor)
+        declared = self._declared_input()
+        if declared is not None and not isinstance(x, (dict, list, tuple)):
+            x = _conform_input(x, declared)
         x = masking.carry_mask(inputs, x, mask)
         for layer in self._layers:
             x = layer(x)

@@ -232,9 +232,8 @@ def _summarize(values, epsilon):
     """An approximate quantile summary of ``values``: every ``n * epsilon``-th sorted value
     (all of them for small inputs) with the count each one stands for."""
     values = np.sort(np.reshape(values, -1))
-    increment = values.size * epsilon
-    step = max(increment, 1)
-    picked = values[int(increment)::int(step)]
+    step = max(values.size * epsilon, 1)
+    picked = values[int(step - 1)::int(step)]   # Keras 3 starts at the step's last value
     return np.stack([picked, np.full(picked.shape, step, picked.dtype)])
 
 

@@ -78,14 +78,14 @@ class Normalization(Layer):
             var = np.broadcast_to(np.asarray(self.input_variance, np.float32), shape)
         else:
             mean, var = np.zeros(shape, np.float32), np.ones(shape, np.float32)
-        self.mean = self.add_weight(name="mean", shape=shape, initializer="zeros",
-                                    trainable=False, autocast=False)
-        self.variance = self.add_weight(name="variance", shape=shape, initializer="ones",
-                                        trainable=False, autocast=False)
+        self.adapt_mean = self.add_weight(name="mean", shape=shape, initializer="zeros",
+                                          trainable=False, autocast=False)
+        self.adapt_variance = self.add_weight(name="variance", shape=shape, initializer="ones",
+                                              trainable=False, autocast=False)
         self.count = self.add_weight(name="count", shape=(), initializer="zeros",
                                      dtype="int64", trainable=False)
-        self.mean.assign(B.from_numpy(mean.copy()))
-        self.variance.assign(B.from_numpy(var.copy()))
+        self.adapt_mean.assign(B.from_numpy(mean.copy()))
+        self.adapt_variance.assign(B.from_numpy(var.copy()))
 
     def adapt(self, data, batch_size=None, steps=None):
         """Set mean and variance to those of ``data`` (an array, or batches of one) along every
@@ -102,14 +102,24 @@ class Normalization(Layer):
         var = x.var(axis=reduce).reshape(shape)
         if not self.built:
             self.build((None,) + x.shape[1:])
-        self.mean.assign(B.from_numpy(mean.astype(np.float32)))
-        self.variance.assign(B.from_numpy(var.astype(np.float32)))
+        self.adapt_mean.assign(B.from_numpy(mean.astype(np.float32)))
+        self.adapt_variance.assign(B.from_numpy(var.astype(np.float32)))
         self.count.assign(B.from_numpy(np.asarray(x.shape[0], np.int64)))
 
+    @property
+    def mean(self):
+        """The mean in the inputs' broadcast shape (``(1, features)``), as Keras 3."""
+        return array_ops.reshape(self.adapt_mean, (1,) + self._bshape)
+
+    @property
+    def variance(self):
+        """The variance in the inputs' broadcast shape (``(1, features)``), as Keras 3."""
+        return array_ops.reshape(self.adapt_variance, (1,) + self._bshape)
+
     def call(self, inputs):
-        mean = array_ops.reshape(math_ops.cast(self.mean, inputs.dtype), self._bshape)
+        mean = array_ops.reshape(math_ops.cast(self.adapt_mean, inputs.dtype), self._bshape)
         std = math_ops.maximum(math_ops.sqrt(array_ops.reshape(
-            math_ops.cast(self.variance, inputs.dtype), self._bshape)), 1e-7)
+            math_ops.cast(self.adapt_variance, inputs.dtype), self._bshape)), 1e-7)
         if self.invert:
             return inputs * std + mean
         return (inputs - mean) / std

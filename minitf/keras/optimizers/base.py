@@ -385,6 +385,11 @@ class Optimizer:
         return plan
 
     @property
+    def built(self):
+        """Whether the optimizer has made its variables (after ``build`` or a first step)."""
+        return bool(self._entry_list)
+
+    @property
     def variables(self):
         """The optimizer's own variables: iterations, learning rate, slots, accumulators."""
         out = [self._iterations]

@@ -4,6 +4,7 @@ Operators (``+``, ``@``, indexing, comparisons) are installed by ``minitf.ops`` 
 imported, because the ops themselves build Tensors.
 """
 import itertools
+import threading
 
 import numpy
 
@@ -13,6 +14,10 @@ from ._state import state
 
 _ids = itertools.count(1)
 _next_id = _ids.__next__
+
+#: ``.hook``, when set: ``hook(tensor, shape)`` sees each ``set_shape`` call and returns True to
+#: skip the check (``Dataset.map`` uses it to read static shapes, see ``minitf/data``).
+set_shape_hook = threading.local()
 
 
 class TensorShape(tuple):
@@ -190,6 +195,23 @@ class Tensor:
 
     def get_shape(self):
         return self.shape
+
+    def set_shape(self, shape):
+        """Check that ``shape`` (dims or None) is compatible with this tensor's shape, as TF
+        eager does: ValueError naming both shapes if not; nothing changes. Inside a
+        ``Dataset.map`` function it also states the static shape of ``element_spec``."""
+        if shape is not None and not isinstance(shape, TensorShape):
+            shape = TensorShape(None if d is None else int(d) for d in shape)
+        shape = as_shape(shape)
+        if any(d is not None and d < 0 for d in (shape if shape.rank is not None else ())):
+            raise ValueError(f"set_shape: dimensions must be >= 0 or None, got {shape}")
+        hook = getattr(set_shape_hook, "hook", None)
+        if hook is not None and hook(self, shape):
+            return
+        note_shape_read(self, "Tensor.set_shape")
+        if not self.shape.is_compatible_with(shape):
+            raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied "
+                             f"shape {shape}.")
 
     def numpy(self):
         """A host numpy copy of the value (a numpy scalar for 0-d tensors), as in TF: changing

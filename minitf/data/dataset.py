@@ -11,7 +11,9 @@ each iteration (``for x in ds``, one ``fit`` epoch) runs the chain from its sour
 Differences from TensorFlow (see docs/compat.md): transformations run eagerly, one element at a
 time, in the iterating thread; ``num_parallel_calls``, ``deterministic`` and ``prefetch`` are
 accepted and change nothing (the order is always deterministic). ``element_spec`` of a
-``map``/``filter`` result comes from running the pipeline up to its first element.
+``map`` result comes from running the function on the first element and on a probe with the
+unknown (None) input dims resized (see ``minitf.data.map_spec``); a ``filter`` keeps its
+input's spec.
 
 More transformations (``reduce``, ``scan``, ``padded_batch``, ``interleave``, ``flat_map``,
 ``window``, ``take_while``, ``shard``, ``choose_from_datasets``, ``sample_from_datasets``) are in
@@ -377,6 +379,10 @@ class _Zip(Dataset):
         return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else INFINITE_CARDINALITY
 
 
+    def _element_spec(self):
+        return map_structure(lambda d: d._element_spec(), self.datasets)
+
+
 def _pack_dict(datasets, elements):
     keys = sorted(datasets)
     return {k: elements[keys.index(k)] for k in datasets}
@@ -403,17 +409,41 @@ def _call(fn, element):
         else fn(element)
 
 
+def _apply(fn, element):
+    result = _call(fn, element)
+    if isinstance(result, list):    # TF packs a returned list as a tuple
+        result = tuple(result)
+    return _structure(result)
+
+
 class _Map(_Unary):
-    def __init__(self, source, fn):
+    def __init__(self, source, fn, spec=None):
         super().__init__(source)
         self.fn = fn
+        self._spec = spec   # computed once (see _map_spec); a caller may state it
 
     def _iterate(self):
         for element in self.source._iterate():
-            result = _call(self.fn, element)
-            if isinstance(result, list):    # TF packs a returned list as a tuple
-                result = tuple(result)
-            yield _structure(result)
+            yield _apply(self.fn, element)
+
+    def _element_spec(self):
+        if self._spec is None:
+            from .map_spec import map_spec
+            self._spec = map_spec(self.fn, self.source)
+        return self._spec
+
+
+def _dims(spec):
+    return None if spec._dims is None else tuple(spec._dims)
+
+
+def _merge_specs(a, b):
+    if not (isinstance(a, TensorSpec) and isinstance(b, TensorSpec)):
+        return a
+    da, db = _dims(a), _dims(b)
+    if da is None or db is None or len(da) != len(db):
+        return TensorSpec(None, a.dtype)
+    return TensorSpec(tuple(x if x == y else None for x, y in zip(da, db)), a.dtype)
 
 
 class _Filter(_Unary):
@@ -509,6 +539,17 @@ class _Unbatch(_Unary):
         if n >= 0 and size is not None:
             return n * size
         return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+
+
+    def _element_spec(self):
+        def inner(s):
+            if isinstance(s, TensorSpec) and s._dims is not None:
+                if not s._dims:
+                    raise ValueError("Dataset.unbatch: cannot unbatch an input with scalar "
+                                     "components")
+                return TensorSpec(s._dims[1:], s.dtype)
+            return s
+        return map_structure(inner, self.source._element_spec())
 
 
 class _Shuffle(_Unary):
@@ -652,7 +693,9 @@ class _Concatenate(Dataset):
         return _add_counts(self.first._cardinality(), self.second._cardinality())
 
     def _element_spec(self):
-        return self.first._element_spec()
+        second = list(flatten(self.second._element_spec()))
+        return pack_sequence_as(self.first._element_spec(), [
+            _merge_specs(a, b) for a, b in zip(flatten(self.first._element_spec()), second)])
 
 
 class _Enumerate(_Unary):

@@ -288,6 +288,12 @@ class _FlatMap(_Unary):
     def _cardinality(self):
         return 0 if self.source._cardinality() == 0 else UNKNOWN_CARDINALITY
 
+    def _element_spec(self):
+        first = next(iter(self.source._iterate()), None)
+        if first is None:
+            return super()._element_spec()     # an empty dataset: the usual error
+        return _dataset_result(self.fn, first, "Dataset.flat_map")._element_spec()
+
 
 class _Interleave(_FlatMap):
     def __init__(self, source, fn, cycle_length, block_length):

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from .. import backend as B
-from ..data.dataset import Dataset, _Batch, _Passthrough
+from ..data.dataset import Dataset, TensorSpec, _Batch, _Map, _Passthrough
 from ..nest import flatten, pack_sequence_as
 from ..tensor import Tensor
 
@@ -162,7 +162,13 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
         dataset = dataset.shuffle(1024 if batch_size is None else batch_size * 8, seed=seed)
     if batch_size is not None:
         dataset = dataset.batch(batch_size)
-    return dataset.map(gather)
+    # TF's static shapes: the window length and the batch size are unknown (None).
+    from ..ops.convert import convert_to_tensor
+    lead = (None,) if batch_size is not None else ()
+    spec = TensorSpec(lead + (None,) + series.shape[1:], convert_to_tensor(series[:0]).dtype)
+    if labels is not None:
+        spec = (spec, TensorSpec(lead + labels.shape[1:], convert_to_tensor(labels[:0]).dtype))
+    return _Map(dataset, gather, spec)
 
 
 # --- split_dataset -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from . import callbacks  # noqa: F401
 from .layers import Input, InputLayer, KerasTensor, Layer  # noqa: F401
 from .models import Model, Sequential  # noqa: F401
 from .trainer import History  # noqa: F401
+from .variables import Variable  # noqa: F401
 
 from . import keras_backend as backend  # noqa: E402
 from . import constraints, datasets, ops, random, regularizers, utils  # noqa: E402,F401

@@ -5,16 +5,23 @@ A ``.keras`` file is a zip archive holding
     metadata.json       who wrote it and when
     config.json         the architecture (``serialization.serialize_keras_object``)
     model.weights.h5    the weights in the ``.weights.h5`` layout (see ``weights_h5.py``)
+    assets/<path>/...   files a layer's ``save_assets(dir_path)`` wrote, under the layer's
+                        path in the weights tree (``assets/layers/<layer>/vocabulary.txt``)
 
 Loading rebuilds the architecture from the config by class name (built-in layers and models,
 ``custom_objects``, classes registered with ``register_keras_serializable``) and loads the
-weights. Nothing in the file is executed or unpickled; Lambda layers are refused. The archive is
+weights (each layer's ``build_from_config(build_config)`` first, then ``compile_from_config``,
+the weights through ``load_own_variables`` hooks where a layer has them, then each layer's
+``load_assets(dir_path)`` with its files extracted to a temporary folder). Nothing in the file
+is executed or unpickled; Lambda layers are refused. The archive is
 written to a temporary file and moved into place, so an interrupted save leaves no partial file.
 """
 import datetime
 import io
 import json
 import os
+import posixpath
+import tempfile
 import zipfile
 
 import h5py
@@ -28,6 +35,7 @@ __all__ = ["save_model", "load_model", "read_archive_weights"]
 CONFIG = "config.json"
 METADATA = "metadata.json"
 WEIGHTS = "model.weights.h5"
+ASSETS = "assets"
 
 
 def _check_suffix(filepath, what):
@@ -49,19 +57,62 @@ def save_model(model, filepath, overwrite=True):
         raise ValueError(f"save: model {model.name!r} is not built yet; call it on a batch or "
                          "use model.build(input_shape) first")
     config = serialize_keras_object(model)
-    config["compile_config"] = model.get_compile_config() if hasattr(
+    # a custom get_compile_config may return objects (losses, optimizers, functions): they
+    # are serialized as Keras does, and compile_from_config receives those entries
+    compile_config = model.get_compile_config() if hasattr(
         model, "get_compile_config") else None
+    config["compile_config"] = serialize_keras_object(compile_config)
     metadata = {"producer": "minitf", "minitf_version": __version__,
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     weights = io.BytesIO()
     model._assign_paths()
     with h5py.File(weights, "w") as f:
         weights_h5.write_layout(f, model)
+    config_json = json.dumps(config)
     with atomic_path(filepath, suffix=".keras") as tmp:
         with zipfile.ZipFile(tmp, "w") as zf:
             zf.writestr(METADATA, json.dumps(metadata))
-            zf.writestr(CONFIG, json.dumps(config))
+            zf.writestr(CONFIG, config_json)
             zf.writestr(WEIGHTS, weights.getvalue())
+            _save_assets(zf, model)
+
+
+def _asset_layers(model, method):
+    """``(zip folder, layer)`` of the layers that have a ``method`` hook (``save_assets`` /
+    ``load_assets``), at their path in the weights tree, as Keras names them."""
+    for path, layer in weights_h5.layer_entries(model):
+        if callable(getattr(layer, method, None)):
+            yield (posixpath.join(ASSETS, path) if path else ASSETS), layer
+
+
+def _save_assets(zf, model):
+    for folder, layer in _asset_layers(model, "save_assets"):
+        with tempfile.TemporaryDirectory(prefix="minitf_assets_") as tmp:
+            layer.save_assets(tmp)
+            for root, _, files in os.walk(tmp):
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    rel = os.path.relpath(full, tmp).replace(os.sep, "/")
+                    zf.write(full, f"{folder}/{rel}")
+
+
+def _load_assets(zf, model, filepath):
+    names = [n for n in zf.namelist() if n.startswith(ASSETS + "/") and not n.endswith("/")]
+    for folder, layer in _asset_layers(model, "load_assets"):
+        prefix = folder + "/"
+        with tempfile.TemporaryDirectory(prefix="minitf_assets_") as tmp:
+            for name in names:
+                if not name.startswith(prefix):
+                    continue
+                rel = name[len(prefix):]
+                parts = rel.split("/")
+                if any(p in ("", ".", "..") for p in parts) or ":" in rel or "\\" in rel:
+                    raise ValueError(f"load_model: {filepath!r}: unsafe asset path {name!r}")
+                target = os.path.join(tmp, *parts)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as out:
+                    out.write(zf.read(name))
+            layer.load_assets(tmp)
 
 
 def _open(filepath, what):
@@ -109,6 +160,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             with CustomObjectScope(custom_objects or {}):
                 model.compile_from_config(config["compile_config"])
         _read_weights(zf, model, filepath, skip_mismatch=False)
+        _load_assets(zf, model, filepath)
     return model
 
 

@@ -123,7 +123,7 @@ def read_weights(group, source, skip_mismatch=False):
             if not skip_mismatch:
                 raise ValueError(message)
             logger.warning("load_weights(skip_mismatch=True): %s", message)
-        weights_h5.assign(assignments)
+        weights_h5.assign(assignments, skip_mismatch)
         return
     _read_path_layout(group, source, skip_mismatch)
 

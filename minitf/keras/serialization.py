@@ -153,8 +153,9 @@ def serialize_keras_object(obj):
     values, lists and dicts come back with their items serialized."""
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
-    if isinstance(obj, (list, tuple)):
-        return [serialize_keras_object(v) for v in obj]
+    if isinstance(obj, (list, tuple)):  # a tuple stays a tuple, as in Keras (JSON: a list)
+        return type(obj)(serialize_keras_object(v) for v in obj) if type(obj) in (
+            list, tuple) else [serialize_keras_object(v) for v in obj]
     if isinstance(obj, dict):
         return {str(k): serialize_keras_object(v) for k, v in obj.items()}
     if isinstance(obj, Layer):
@@ -166,10 +167,18 @@ def serialize_keras_object(obj):
         raise TypeError(f"serialize_keras_object: cannot serialize {obj!r} (a "
                         f"{type(obj).__name__}): expected a Keras object with get_config(), "
                         "a named function, or plain values")
-    registered = type(obj).__dict__.get("_registered_name")
     return {"module": module, "class_name": type(obj).__name__,
             "config": _jsonable(obj.get_config(), f"{type(obj).__name__} config"),
-            "registered_name": registered}
+            "registered_name": _registered_name(type(obj))}
+
+
+def _registered_name(cls):
+    """Keras 3's ``registered_name``: the registry key of a registered class, None for
+    Keras' (minitf's) own classes, else the class name."""
+    registered = cls.__dict__.get("_registered_name")
+    if registered is None and cls.__module__.split(".")[0] != "minitf":
+        return cls.__name__
+    return registered
 
 
 def _object_kinds():
@@ -209,39 +218,67 @@ def _builtin_functions():
 
 
 def _serialize_function(fn):
-    """A function by name: registered ones under their key, Keras' own under their module;
-    another named function is written with its name, and loading needs it in
+    """A function by name, in Keras 3's layout: ``{"module": "builtins", "class_name":
+    "function", "config": <registry key or name>, "registered_name": "function"}``. A
+    registered function is written under its key; another named function (Keras' own
+    activations and losses included) with its name, and loading an unknown one needs it in
     ``custom_objects`` (as in Keras 3). Lambdas have no name to look up and are refused."""
     name = fn.__name__
     registered = getattr(fn, "_registered_name", None)
-    if registered is not None:
-        return {"module": fn.__module__, "class_name": "function",
-                "config": registered.split(">", 1)[-1], "registered_name": registered}
-    for (module, key), builtin in _builtin_functions().items():
-        if builtin is fn and key == name:
-            return {"module": module, "class_name": "function", "config": name,
-                    "registered_name": name}
-    if name == "<lambda>":
+    if registered is None and name == "<lambda>":
         raise TypeError("cannot serialize a lambda: it has no name to load it by; use a "
                         "named function (registered with "
                         "@keras.saving.register_keras_serializable()) instead")
-    return {"module": fn.__module__, "class_name": "function", "config": name,
-            "registered_name": name}
+    return {"module": "builtins", "class_name": "function", "config": registered or name,
+            "registered_name": "function"}
 
 
 def _serialize_layer(layer):
     from .models import Functional
-    registered = type(layer).__dict__.get("_registered_name")
+    registered = _registered_name(type(layer))
     if type(layer) is Functional:
         registered = "Functional"
     entry = {"module": _module_of(layer), "class_name": type(layer).__name__,
              "config": _jsonable(layer_config(layer), f"{type(layer).__name__} "
                                  f"{layer.name!r} config"),
              "registered_name": registered}
-    shape = getattr(layer, "_build_input_shape", None)
-    if shape is not None and not isinstance(layer, InputLayer):
-        entry["build_config"] = {"input_shape": _json_shape(shape)}
+    build_config = None if isinstance(layer, InputLayer) else layer.get_build_config()
+    if build_config is not None:
+        entry["build_config"] = serialize_keras_object(build_config)
     return entry
+
+
+def _shape_tuple(shape):
+    """A recorded build shape as Keras keeps it: a tuple of ints/None (structures of them)."""
+    if isinstance(shape, dict):
+        return {k: _shape_tuple(v) for k, v in shape.items()}
+    if shape is None or isinstance(shape, (int, str)):
+        return shape
+    items = list(shape)
+    if all(d is None or isinstance(d, int) or hasattr(d, "__index__") for d in items):
+        return tuple(None if d is None else int(d) for d in items)
+    return [_shape_tuple(s) for s in items]
+
+
+def get_build_config(layer):
+    """``Layer.get_build_config``: ``{"input_shape": shape}`` of the shape the layer was built
+    for (by its first call or an explicit ``build(shape)``), or None."""
+    shape = layer.__dict__.get("_build_input_shape")
+    if shape is None or not layer.built:
+        return None
+    return {"input_shape": _shape_tuple(shape)}
+
+
+def build_from_config(layer, config):
+    """``Layer.build_from_config``: ``build(input_shape)`` (or ``build(**shapes_dict)``)."""
+    if not config:
+        return
+    if config.get("input_shape") is not None:
+        shape = config["input_shape"]
+        layer.build(tuple(shape) if _is_flat_shape(shape) else shape)
+    elif config.get("shapes_dict"):
+        layer.build(**{k: tuple(v) if _is_flat_shape(v) else v
+                       for k, v in config["shapes_dict"].items()})
 
 
 def _sequential_config(model):
@@ -322,7 +359,7 @@ _REFUSED = {"Lambda": "a Lambda layer holds Python code",
 
 
 def _builtin_classes():
-    from .models import Functional, Model, Sequential
+    from .models import Functional, Sequential
     found = {name: getattr(layers_module, name) for name in dir(layers_module)
              if isinstance(getattr(layers_module, name), type)
              and issubclass(getattr(layers_module, name), Layer)}
@@ -377,7 +414,13 @@ def _resolve_function(entry, custom_objects):
     """A function named by an entry: from ``custom_objects``, a scope or the registry, else
     Keras' own activations and losses. Only looked up, never imported."""
     name, registered = entry.get("config"), entry.get("registered_name")
+    if registered == "function":  # Keras 3's layout: the name (or registry key) is the config
+        registered = None
     found = _lookup((registered, name), custom_objects)
+    if found is None and isinstance(name, str) and ">" in name:
+        # a registered function's key ("package>fn") found by its plain name in
+        # custom_objects or a scope (Keras 3.15 requires the key there)
+        found = _lookup((name.split(">", 1)[1],), custom_objects)
     if found is None:
         found = _builtin_functions().get((entry.get("module"), name))
     if found is None:
@@ -451,10 +494,9 @@ def _deserialize(entry, custom_objects):
             raise ValueError(f"{cls.__name__}.from_config failed ({exc}); a class whose "
                              "__init__ takes arguments needs get_config() returning them (and "
                              "from_config when they are not plain values)") from None
-    build = entry.get("build_config") or {}
-    if not model.built and build.get("input_shape") is not None:
-        shape = build["input_shape"]
-        model.build(tuple(shape) if _is_flat_shape(shape) else shape)
+    build_config = entry.get("build_config")
+    if build_config and not model.built:  # before the weights are loaded, as in Keras
+        model.build_from_config(build_config)
     return model
 
 
@@ -513,7 +555,7 @@ def _from_keras_value(value):
 
 
 def _is_flat_shape(shape):
-    return isinstance(shape, list) and all(d is None or isinstance(d, int) for d in shape)
+    return isinstance(shape, (list, tuple)) and all(d is None or isinstance(d, int) for d in shape)
 
 
 def _functional_from_config(config, custom_objects, cls=None):

@@ -23,17 +23,27 @@ Rules (the same for writing and reading, so both sides agree):
   tuple or dict under the snake_case name of its class, numbered ``dense, dense_1, ...`` per
   container; nested containers are ``container, container_1, ...``;
 * a layer reached twice is stored once, at the first path;
+* a layer whose class overrides ``save_own_variables(store)`` writes what its hook puts in
+  ``store`` (any keys, e.g. ``"0", "1", "variables"``), and one overriding
+  ``load_own_variables(store)`` (or the save hook) is handed the group's entries as a dict of
+  numpy arrays, by ``save_weights``/``load_weights`` and by ``.keras`` files alike. The default
+  hooks store the own variables as ``"0".."n"``; called through ``super()`` from an override,
+  Dense, EinsumDense, the convolutions and Embedding store only their kernel and bias
+  (embeddings), as Keras' own overrides of these layers do;
 * a compiled model's optimizer is stored under ``optimizer/vars``: iteration, learning rate
   (unless it is a schedule), then the slots of each trainable variable (Adam: momentum and
   velocity), the order of ``optimizer.variables`` in both Keras and minitf.
 """
 import logging
 
+import numpy as np
+
 from .. import backend as B
 from .layers.base import Layer
 from .layers.tracking import to_snake_case
 
-__all__ = ["layer_entries", "write_layout", "read_layout", "is_keras_layout"]
+__all__ = ["layer_entries", "write_layout", "read_layout", "is_keras_layout",
+           "save_own_variables", "load_own_variables"]
 
 logger = logging.getLogger("minitf")
 
@@ -112,16 +122,81 @@ def _vars_path(path):
     return _join(path, "vars")
 
 
-def _write_vars(group, path, name, variables):
+def overrides(layer, method):
+    """Whether ``layer``'s class defines its own ``method`` (a Keras saving hook)."""
+    return getattr(type(layer), method, None) is not getattr(Layer, method)
+
+
+def _keras_saved_variables(layer):
+    """The variables Keras' own ``save_own_variables`` of Dense, EinsumDense, convolutions
+    and Embedding stores (kernel and bias, or embeddings), or None for other layers."""
+    from .layers import Conv1D, Conv2D, Conv3D, Dense, EinsumDense, Embedding
+    names = (("kernel", "bias") if isinstance(layer, (Dense, EinsumDense, Conv1D, Conv2D,
+                                                       Conv3D))
+             else ("embeddings",) if isinstance(layer, Embedding) else None)
+    if names is None:
+        return None
+    return [v for v in (layer.__dict__.get(n) for n in names) if v is not None]
+
+
+def _default_variables(layer):
+    """What the default hooks store: the own variables; for the Keras layers with their own
+    hooks, only those layers' variables when a subclass overrides a hook (and calls super)."""
+    if overrides(layer, "save_own_variables") or overrides(layer, "load_own_variables"):
+        keras_vars = _keras_saved_variables(layer)
+        if keras_vars is not None:
+            return keras_vars
+    return own_variables(layer)
+
+
+def save_own_variables(layer, store):
+    """``Layer.save_own_variables``: the variables under ``"0", "1", ...`` (Keras' default)."""
+    if layer.built:
+        for i, v in enumerate(_default_variables(layer)):
+            store[str(i)] = v
+
+
+def load_own_variables(layer, store):
+    """``Layer.load_own_variables``: assign ``store["0"], store["1"], ...`` to the variables
+    the default ``save_own_variables`` wrote, checking their count and shapes first."""
+    variables = _default_variables(layer)
+    if len(store.keys()) != len(variables):
+        raise ValueError(f"Layer {layer.name!r} expected {len(variables)} variables, but "
+                         f"received {len(store.keys())} variables during loading. Expected: "
+                         f"{[v.name for v in variables]}")
+    values = [np.asarray(store[str(i)]) for i in range(len(variables))]
+    bad = [f"{v.name}: {tuple(v._value.shape)} vs {tuple(x.shape)}"
+           for v, x in zip(variables, values) if tuple(v._value.shape) != tuple(x.shape)]
+    if bad:
+        raise ValueError(f"Layer {layer.name!r}: shape mismatch (model vs file): {bad}")
+    for v, x in zip(variables, values):
+        v.assign(B.from_numpy(x, dtype=v._value.dtype))
+
+
+def _as_numpy(value):
+    from ..tensor import Tensor
+    return B.to_numpy(value._value) if isinstance(value, Tensor) else np.asarray(value)
+
+
+def _stored_items(layer):
+    """``[(key, value)]`` a layer writes: its hook's store, or its own variables."""
+    if overrides(layer, "save_own_variables"):
+        store = {}
+        layer.save_own_variables(store)
+        return [(str(k), v) for k, v in store.items()]
+    return [(str(i), v) for i, v in enumerate(own_variables(layer))]
+
+
+def _write_vars(group, path, name, items):
     vars_group = group.create_group(_vars_path(path))
     vars_group.attrs["name"] = name
-    for i, v in enumerate(variables):
-        data = B.to_numpy(v._value)
+    for key, v in items:
+        data = _as_numpy(v)
         if data.dtype.name == "bfloat16":  # stored widened; the attribute says what it was
-            ds = vars_group.create_dataset(str(i), data=data.astype("float32"))
+            ds = vars_group.create_dataset(key, data=data.astype("float32"))
             ds.attrs["dtype"] = "bfloat16"
         else:
-            vars_group.create_dataset(str(i), data=data)
+            vars_group.create_dataset(key, data=data)
 
 
 def _optimizer(model):
@@ -133,10 +208,11 @@ def write_layout(group, model, include_optimizer=True):
     """Write ``model``'s variables into the h5py ``group`` (a file or a group) as Keras does,
     with its optimizer's variables when it is compiled (and ``include_optimizer``)."""
     for path, layer in layer_entries(model):
-        _write_vars(group, path, layer.name, own_variables(layer))
+        _write_vars(group, path, layer.name, _stored_items(layer))
     opt = _optimizer(model) if include_optimizer else None
     if opt is not None:
-        _write_vars(group, "optimizer", opt.name, list(opt.variables))
+        _write_vars(group, "optimizer", opt.name,
+                    [(str(i), v) for i, v in enumerate(opt.variables)])
 
 
 def read_optimizer(group, model):
@@ -191,6 +267,11 @@ def read_layout(group, model):
             problems.append(f"{_describe(layer, path)}: the file has a dataset, not a group, "
                             f"at /{vpath}")
             continue
+        if overrides(layer, "load_own_variables") or overrides(layer, "save_own_variables"):
+            # the layer's own hook reads its entries (after every check has passed)
+            entries = {} if stored is None else {k: _read(stored[k]) for k in stored.keys()}
+            assignments.append((layer, entries))
+            continue
         keys = sorted(stored.keys(), key=int) if stored is not None and all(
             k.isdigit() for k in stored.keys()) else None
         if stored is None:
@@ -230,6 +311,23 @@ def read_layout(group, model):
     return assignments, problems
 
 
-def assign(assignments):
-    for var, dataset in assignments:
-        var.assign(B.from_numpy(dataset[()], dtype=var._value.dtype))
+def _read(dataset):
+    data = dataset[()]
+    return np.asarray(data)
+
+
+def assign(assignments, skip_mismatch=False):
+    """Load ``read_layout``'s assignments: ``(variable, dataset)`` pairs, and ``(layer,
+    entries)`` pairs whose ``load_own_variables`` hook is called with the entries."""
+    for target, source in assignments:
+        if isinstance(target, Layer):
+            try:
+                target.load_own_variables(source)
+            except Exception as exc:  # noqa: BLE001 - reported like a mismatch
+                if not skip_mismatch:
+                    raise ValueError(f"load_weights: layer {target.name!r}: its "
+                                     f"load_own_variables failed: {exc}") from exc
+                logger.warning("load_weights(skip_mismatch=True): layer %r: "
+                               "load_own_variables failed: %s", target.name, exc)
+        else:
+            target.assign(B.from_numpy(source[()], dtype=target._value.dtype))

@@ -158,6 +158,9 @@ class Layer:
             if not getattr(original, "_minitf_wrapped", False):
                 @functools.wraps(original)
                 def build(self, *args, **kw):
+                    if args or "input_shape" in kw:  # get_build_config's shape (Keras)
+                        self.__dict__.setdefault("_build_input_shape",
+                                                 args[0] if args else kw["input_shape"])
                     original(self, *args, **kw)
                     self._mark_built()
                 build._minitf_wrapped = True
@@ -755,6 +758,25 @@ class Layer:
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    # --- saving hooks (Keras 3; the logic lives in keras/weights_h5.py and serialization.py) --
+    def save_own_variables(self, store):
+        """Put this layer's own variables into ``store`` under ``"0", "1", ...``."""
+        from ..weights_h5 import save_own_variables
+        save_own_variables(self, store)
+
+    def load_own_variables(self, store):
+        from ..weights_h5 import load_own_variables
+        load_own_variables(self, store)
+
+    def get_build_config(self):
+        """``{"input_shape": ...}`` of the built layer (None if unknown)."""
+        from ..serialization import get_build_config
+        return get_build_config(self)
+
+    def build_from_config(self, config):
+        from ..serialization import build_from_config
+        build_from_config(self, config)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

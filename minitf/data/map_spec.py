@@ -79,8 +79,8 @@ def map_spec(fn, source):
     """The element_spec of ``source.map(fn)`` (see the module docstring)."""
     from ..ops import random_ops
     in_specs = list(flatten(source._element_spec()))
-    rng = random_ops._state["rng"]
-    saved = rng.bit_generator.state if isinstance(rng, np.random.Generator) else None
+    keeps_state = random_ops._state["rng"] is not None and B.get_backend() != "cupy"
+    saved = random_ops.get_state() if keeps_state else None
     try:
         elements = iter(source._iterate())
         first = next(elements, None)
@@ -112,7 +112,7 @@ def map_spec(fn, source):
                 specs = _leading_rule(specs, in_specs, leaves)
     finally:
         if saved is not None:
-            rng.bit_generator.state = saved
+            random_ops.set_state(saved)
     stated = {}
     for tensor, shape in calls:
         stated.setdefault(id(tensor), []).append(shape)

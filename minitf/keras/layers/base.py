@@ -680,10 +680,7 @@ class Layer:
                 return t
             if t.shape and t.shape[0] is None:
                 batch_unknown[0] = True
-            placeholder = Tensor(B.xp.zeros(tuple(1 if d is None else d for d in t.shape),
-                                            dtype=t.dtype.np))
-            masking.placeholder_mask(t, placeholder)
-            return placeholder
+            return masking.placeholder(t)
 
         real = map_structure(zeros, inputs)
         real_args = map_structure(zeros, list(args))

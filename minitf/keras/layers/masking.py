@@ -19,6 +19,7 @@ with ``return_sequences``; ``GlobalAveragePooling1D`` averages the unmasked step
 """
 import warnings
 
+from ... import backend as B
 from ... import dtypes
 from ...nest import flatten
 from ...ops import array_ops, math_ops, reduce_ops
@@ -116,12 +117,18 @@ def set_output_masks(layer, inputs, outputs, previous_mask):
 _CAPTURED = [None]   # the output masks of the latest placeholder run, while one is captured
 
 
-def placeholder_mask(keras_tensor, zeros):
-    """Give the placeholder ``zeros`` of a masked ``keras_tensor`` an all-True mask."""
+def _concrete(shape):
+    return tuple(1 if d is None else d for d in shape)
+
+
+def placeholder(keras_tensor):
+    """Zeros standing in for ``keras_tensor`` (unknown dims as 1), with an all-True mask when
+    the KerasTensor is masked."""
+    zeros = Tensor(B.xp.zeros(_concrete(keras_tensor.shape), dtype=keras_tensor.dtype.np))
     mask = keras_tensor._keras_mask
     if mask is not None:
-        shape = tuple(1 if d is None else d for d in mask.shape)
-        set_mask(zeros, array_ops.ones(shape, dtype=dtypes.bool))
+        set_mask(zeros, array_ops.ones(_concrete(mask.shape), dtype=dtypes.bool))
+    return zeros
 
 
 def note_placeholder_outputs(inputs, outputs):
@@ -170,28 +177,15 @@ def _symbolic_compute_mask(layer, inputs):
     if not layer.supports_masking:
         return []
     structure = inputs if isinstance(inputs, (list, tuple)) else [inputs]
-    previous = [getattr(t, "_keras_mask", None) for t in structure]
-    if all(m is None for m in previous) and type(layer).compute_mask is Layer.compute_mask:
+    if (all(getattr(t, "_keras_mask", None) is None for t in structure)
+            and type(layer).compute_mask is Layer.compute_mask):
         return []
-
-    def placeholder(t):
-        if not isinstance(t, KerasTensor):
-            return t
-        return array_ops.zeros(tuple(1 if d is None else d for d in t.shape), dtype=t.dtype)
-
-    def true_mask(m):
-        return None if m is None else array_ops.ones(
-            tuple(1 if d is None else d for d in m.shape), dtype=dtypes.bool)
-
-    real = [placeholder(t) for t in structure]
-    masks = [true_mask(m) for m in previous]
+    real = [placeholder(t) if isinstance(t, KerasTensor) else t for t in structure]
     if not isinstance(inputs, (list, tuple)):
-        real, masks = real[0], masks[0]
-    elif all(m is None for m in masks):
-        masks = None
+        real = real[0]
     from ..._state import PauseRecording
     with PauseRecording():
-        found = layer.compute_mask(real, masks)
+        found = layer.compute_mask(real, _structure_masks(real))
     return _mask_placeholders(inputs, flatten(found))
 
 

@@ -61,16 +61,11 @@ class BatchNormalization(Layer):
         self.axis = axis
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
-        self.center = bool(center)
-        self.scale = bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
+        set_scale_and_offset_options(self, center, scale, beta_initializer, gamma_initializer,
+                                     beta_regularizer, gamma_regularizer, beta_constraint,
+                                     gamma_constraint)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = bool(synchronized)
 
     def build(self, input_shape):
@@ -178,14 +173,9 @@ class LayerNormalization(Layer):
         super().__init__(**kwargs)
         self.axis = axis
         self.epsilon = float(epsilon)
-        self.center = bool(center)
-        self.scale = bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_scale_and_offset_options(self, center, scale, beta_initializer, gamma_initializer,
+                                     beta_regularizer, gamma_regularizer, beta_constraint,
+                                     gamma_constraint)
 
     def build(self, input_shape):
         ndim = len(input_shape)
@@ -218,6 +208,20 @@ class LayerNormalization(Layer):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
                 "center": self.center, "scale": self.scale,
                 **_config.weights(self, "beta", "gamma")}
+
+
+def set_scale_and_offset_options(layer, center, scale, beta_initializer, gamma_initializer,
+                                 beta_regularizer, gamma_regularizer, beta_constraint,
+                                 gamma_constraint):
+    """The ``center``/``scale`` flags and the ``beta``/``gamma`` options of a normalization
+    layer, resolved (the constructor arguments its ``_add_scale_and_offset`` uses)."""
+    layer.center, layer.scale = bool(center), bool(scale)
+    layer.beta_initializer = initializers.get(beta_initializer)
+    layer.gamma_initializer = initializers.get(gamma_initializer)
+    layer.beta_regularizer = regularizers.get(beta_regularizer)
+    layer.gamma_regularizer = regularizers.get(gamma_regularizer)
+    layer.beta_constraint = constraints.get(beta_constraint)
+    layer.gamma_constraint = constraints.get(gamma_constraint)
 
 
 def _add_scale_and_offset(layer, shape):

@@ -1,9 +1,9 @@
 """UnitNormalization and GroupNormalization (Keras 3)."""
 from ...ops import array_ops, composite_ops, math_ops, nn_ops, reduce_ops
-from .. import constraints, initializers, regularizers
 from . import _config
 from .base import Layer
-from .normalization import _add_scale_and_offset, _like, _normalize_axes, _to_float32
+from .normalization import (_add_scale_and_offset, _like, _normalize_axes, _to_float32,
+                            set_scale_and_offset_options)
 
 
 class UnitNormalization(Layer):
@@ -52,14 +52,9 @@ class GroupNormalization(Layer):
         self.groups = int(groups)
         self.axis = int(axis)
         self.epsilon = float(epsilon)
-        self.center = bool(center)
-        self.scale = bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_scale_and_offset_options(self, center, scale, beta_initializer, gamma_initializer,
+                                     beta_regularizer, gamma_regularizer, beta_constraint,
+                                     gamma_constraint)
 
     def build(self, input_shape):
         ndim = len(input_shape)

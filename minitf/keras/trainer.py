@@ -430,6 +430,12 @@ class Trainer:
         for m in self.metrics:
             m.reset_state()
 
+    def reset_states(self):
+        """Reset the states of every stateful layer in the model (tf.keras 2's API)."""
+        for layer in self._flatten_layers(include_self=False):
+            if getattr(layer, "stateful", False) and hasattr(layer, "reset_state"):
+                layer.reset_state()
+
     def _logs_fn(self):
         return _floats(self.get_metrics_result())
 

@@ -199,10 +199,8 @@ def test_encoder_decoder_with_return_state_and_initial_state():
     assert np.abs(h0 @ kernel + bias - out.numpy()).max() > 1e-4
 
 
-@pytest.mark.xfail(raises=NotImplementedError, strict=True,
-                   reason="stateful RNNs are not implemented (docs/compat.md)")
 def test_cross_batch_statefulness():
-    """The guide's stateful LSTM (docs/compat.md lists stateful=True as unsupported)."""
+    """The guide's stateful LSTM: each call continues from the states the previous one left."""
     rng = np.random.default_rng(4)
     paragraph1 = rng.random((20, 10, 50)).astype(np.float32)
     paragraph2 = rng.random((20, 10, 50)).astype(np.float32)

@@ -373,8 +373,6 @@ def test_rank_errors():
 
 
 def test_unsupported_options_are_refused():
-    with pytest.raises(NotImplementedError, match="stateful=True is not supported"):
-        layers.LSTM(2, stateful=True)
     with pytest.raises(ValueError, match=r"mask must have shape \(batch, timesteps\)"):
         layers.GRU(2)(_seq(1, 2, 3, "float32"), mask=np.ones((1, 3), bool))
     with pytest.raises(NotImplementedError, match="stacked"):
@@ -392,3 +390,164 @@ def test_initial_state_errors():
     with pytest.raises(ValueError, match=r"initial_state\[0\] has shape \(2, 5\), expected "
                                          r"\(batch, units\) = \(2, 3\)"):
         layers.GRU(3)(x, initial_state=[np.zeros((2, 5), "float32")])
+
+
+# --- stateful layers -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["simple_rnn", "lstm", "gru", "gru_reset_before"])
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_stateful_calls_continue_the_sequence(kind, go_backwards):
+    """Three stateful calls on consecutive chunks give the states of one call on the whole
+    sequence (numpy reference); reset_state() goes back to zeros."""
+    chunks = [_seq(3, 4, 2) for _ in range(3)]
+    layer = LAYERS[kind](stateful=True, return_sequences=True, go_backwards=go_backwards)
+    layer.build((3, 4, 2))
+    _randomize(layer)
+    n_states = 2 if "lstm" in kind else 1
+    assert [tuple(v.shape) for v in layer.states] == [(3, 4)] * n_states
+    assert not any(v.trainable for v in layer.states)
+    assert len(layer.weights) == (2 if "no_bias" in kind else 3)   # states are not weights
+    initial = None
+    for chunk in chunks:
+        got = layer(chunk).numpy()
+        want_seq, want_states = _reference(layer, chunk, initial)
+        np.testing.assert_allclose(got, want_seq, rtol=1e-10, atol=1e-12)
+        for variable, want in zip(layer.states, want_states):
+            np.testing.assert_allclose(variable.numpy(), want, rtol=1e-10, atol=1e-12)
+        initial = list(want_states)
+    layer.reset_states()
+    for variable in layer.states:
+        np.testing.assert_array_equal(variable.numpy(), 0.0)
+    np.testing.assert_allclose(layer(chunks[0]).numpy(), _reference(layer, chunks[0])[0],
+                               rtol=1e-10, atol=1e-12)
+    # an explicit initial_state wins over the kept states, and the result is kept
+    start = [RNG.standard_normal((3, 4)) for _ in range(n_states)]
+    want_seq, want_states = _reference(layer, chunks[1], start)
+    np.testing.assert_allclose(layer(chunks[1], initial_state=start).numpy(), want_seq,
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(layer.states[0].numpy(), want_states[0], rtol=1e-10)
+
+
+def test_stateful_gradients_are_taken_at_the_states_read():
+    """The states are assigned after the loop; the gradient still uses the values the call
+    read (checked against central differences of a function of the weights)."""
+    layer = LAYERS["lstm"](stateful=True)
+    layer.build((2, 3, 2))
+    _randomize(layer)
+    layer(_seq(2, 3, 2))          # non-zero states
+    x = _seq(2, 3, 2)
+    start = [v.numpy() for v in layer.states]
+    kernel = layer.cell.kernel
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(x) ** 2)
+    grad = tape.gradient(loss, kernel).numpy()
+
+    def f(k):
+        fresh = LAYERS["lstm"]()
+        fresh.build((None, 3, 2))
+        fresh.set_weights([k, *layer.get_weights()[1:]])
+        return float(np.sum(fresh(x, initial_state=start).numpy() ** 2))
+
+    k0, eps = kernel.numpy(), 1e-6
+    numeric = np.zeros_like(k0)
+    for index in np.ndindex(k0.shape):
+        hi, lo = k0.copy(), k0.copy()
+        hi[index] += eps
+        lo[index] -= eps
+        numeric[index] = (f(hi) - f(lo)) / (2 * eps)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_stateful_in_a_traced_function_matches_eager():
+    eager = LAYERS["gru"](stateful=True)
+    traced_layer = LAYERS["gru"](stateful=True)
+    for layer in (eager, traced_layer):
+        layer.build((2, 4, 3))
+    _randomize(eager)
+    traced_layer.set_weights(eager.get_weights())
+    run = tf.function(lambda x: traced_layer(x))
+    for _ in range(3):
+        x = _seq(2, 4, 3)
+        np.testing.assert_allclose(run(x).numpy(), eager(x).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(traced_layer.states[0].numpy(), eager.states[0].numpy(),
+                                   rtol=1e-12)
+    traced_layer.reset_state()
+    eager.reset_state()
+    x = _seq(2, 4, 3)
+    np.testing.assert_allclose(run(x).numpy(), eager(x).numpy(), rtol=1e-12)
+
+
+def test_stateful_model_predict_fit_and_reset_states():
+    """A Sequential with a fixed batch size: predict on consecutive chunks equals one pass over
+    the whole sequence; Model.reset_states() (tf.keras 2) clears the states; fit trains."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 6, 3)).astype("float32")
+    model = keras.Sequential([layers.LSTM(5, stateful=True, batch_input_shape=(4, None, 3)),
+                              layers.Dense(1)])
+    whole = keras.Sequential([layers.LSTM(5, batch_input_shape=(4, None, 3)), layers.Dense(1)])
+    model.build((4, None, 3))
+    whole.build((4, None, 3))
+    whole.set_weights(model.get_weights())
+    model.predict(x[:, :3], batch_size=4, verbose=0)
+    np.testing.assert_allclose(model.predict(x[:, 3:], batch_size=4, verbose=0),
+                               whole.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+    model.reset_states()
+    np.testing.assert_array_equal(model.layers[0].states[0].numpy(), 0.0)
+    np.testing.assert_allclose(model.predict(x[:, :3], batch_size=4, verbose=0),
+                               whole.predict(x[:, :3], verbose=0), rtol=1e-5, atol=1e-6)
+    model.compile(optimizer=keras.optimizers.Adam(0.05), loss="mse")
+    y = x.mean(axis=(1, 2))[:, None]
+    losses = []
+    for _ in range(30):
+        model.reset_states()
+        model.train_on_batch(x[:, :3], y)
+        losses.append(float(model.train_on_batch(x[:, 3:], y)))
+    assert losses[-1] < 0.2 * losses[0], losses
+
+
+def test_stateful_bidirectional_resets_both_directions():
+    layer = layers.Bidirectional(layers.LSTM(3, stateful=True, dtype="float64"))
+    x = _seq(2, 4, 2)
+    first = layer(x).numpy()
+    assert layer.stateful and layer.forward_layer.stateful and layer.backward_layer.stateful
+    assert np.abs(layer(x).numpy() - first).max() > 1e-6     # the states carried over
+    layer.reset_states()
+    np.testing.assert_allclose(layer(x).numpy(), first, rtol=1e-12)
+    with pytest.raises(AttributeError, match="stateful"):
+        layers.Bidirectional(layers.LSTM(3)).reset_state()
+
+
+def test_stateful_errors():
+    with pytest.raises(ValueError, match=r"stateful=True the batch size must be static.*"
+                                         r"\(None, 4, 2\)"):
+        keras.Sequential([keras.Input((4, 2)), layers.LSTM(3, stateful=True)])
+    layer = layers.GRU(3, stateful=True)
+    layer(np.zeros((2, 4, 2), "float32"))
+    with pytest.raises(ValueError, match=r"Expected batch size: 2; received batch size: 5"):
+        layer(np.zeros((5, 4, 2), "float32"))
+    # a stateless layer has no states to reset
+    stateless = layers.GRU(3)
+    stateless(np.zeros((2, 4, 2), "float32"))
+    assert stateless.states is None
+    stateless.reset_states()
+
+
+def test_stateful_layer_inside_a_custom_layer_keeps_its_states_at_graph_building():
+    """A functional model infers a custom layer's output shape by running it on placeholder
+    data; a stateful layer inside must not keep the states of that run."""
+    class Wrapper(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.rnn = layers.SimpleRNN(3, stateful=True, bias_initializer="ones")
+
+        def call(self, x):
+            return self.rnn(x)
+
+    inputs = keras.Input((4, 2), batch_size=2)
+    wrapper = Wrapper()
+    model = keras.Model(inputs, wrapper(inputs))
+    np.testing.assert_array_equal(wrapper.rnn.states[0].numpy(), 0.0)
+    x = np.ones((2, 4, 2), "float32")
+    out = model(x).numpy()
+    np.testing.assert_allclose(wrapper.rnn.states[0].numpy(), out, rtol=1e-6)
+    assert np.abs(out).max() > 0.1

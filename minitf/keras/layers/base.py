@@ -686,8 +686,12 @@ class Layer:
         real_args = map_structure(zeros, list(args))
         kw = dict(kwargs)
         kw["training"] = False  # never update statistics with placeholder data
-        with PauseRecording():
-            out = self(real, *real_args, **kw)
+        outer, _CTX.placeholder_run = _CTX.placeholder_run, True
+        try:
+            with PauseRecording():
+                out = self(real, *real_args, **kw)
+        finally:
+            _CTX.placeholder_run = outer
         masking.note_placeholder_outputs(inputs, out)
 
         def spec(t):

@@ -15,9 +15,10 @@ Each layer holds its cell as ``layer.cell`` (the weights live there, as in Keras
 from ...nest import flatten
 from ...ops import array_ops, math_ops
 from ...ops.convert import convert_to_tensor
-from ...tensor import Tensor
+from ...tensor import Tensor, Variable
 from . import masking
 from .base import Layer
+from .tracking import _CTX
 from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, _RecurrentCell
 
 __all__ = ["RNN", "SimpleRNN", "LSTM", "GRU"]
@@ -57,8 +58,12 @@ class RNN(Layer):
     repeats the previous output (zeros with ``zero_output_for_mask``). With
     ``return_sequences`` the output carries the mask on.
 
-    ``stateful=True`` is not supported; ``unroll`` is accepted and has no effect (the loop is
-    always a Python loop).
+    ``stateful=True``: the final states of a call are the initial states of the next one (example
+    ``i`` of a batch continues example ``i`` of the previous batch). The batch size is then fixed
+    at build (give it to ``Input(batch_size=...)`` or the first layer's ``batch_input_shape``);
+    the states live in ``layer.states`` (non-trainable variables, not among the layer's weights,
+    as in Keras) and ``reset_state()`` / ``reset_states()`` sets them back to the cell's initial
+    state. ``unroll`` is accepted and has no effect (the loop is always a Python loop).
     """
     _cast_integers = True
 
@@ -77,18 +82,15 @@ class RNN(Layer):
             raise ValueError(f"{type(self).__name__}: cell must be a keras layer with a "
                              f"state_size and call(inputs, states), got {cell!r}")
         _state_sizes(cell)
-        if stateful:
-            raise NotImplementedError(
-                f"{type(self).__name__}: stateful=True is not supported; carry the states "
-                f"yourself with return_state=True and initial_state=")
         super().__init__(**kwargs)
         self.cell = cell
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.stateful = False
+        self.stateful = bool(stateful)
         self.unroll = bool(unroll)
         self.zero_output_for_mask = bool(zero_output_for_mask)
+        object.__setattr__(self, "states", None)   # untracked: Keras keeps them out of weights
 
     @property
     def state_size(self):
@@ -105,11 +107,40 @@ class RNN(Layer):
         check_sequences(self, sequences_shape)
         if not self.cell.built:
             self.cell.build((sequences_shape[0],) + tuple(sequences_shape[2:]))
+        if self.stateful:
+            if self.states is not None:
+                self.reset_state()
+                return
+            batch = sequences_shape[0]
+            if batch is None:
+                raise ValueError(
+                    f"{type(self).__name__} {self.name!r}: with stateful=True the batch size "
+                    f"must be static; got input shape {tuple(sequences_shape)}. Give it with "
+                    f"Input(batch_size=...) or the first layer's batch_input_shape=")
+            states = [Variable(state, trainable=False, name="rnn_state")
+                      for state in self.get_initial_state(int(batch))]
+            object.__setattr__(self, "states", states)
 
     def get_initial_state(self, batch_size):
-        """Zero states: a list with one ``(batch_size, size)`` tensor per state."""
-        return [array_ops.zeros((batch_size, size), dtype=self._compute_dtype)
-                for size in self.state_size]
+        """The cell's initial states (its ``get_initial_state`` where it has one, else zeros):
+        a list with one ``(batch_size, size)`` tensor per state."""
+        cell_states = getattr(self.cell, "get_initial_state", None)
+        if cell_states is None:
+            return [array_ops.zeros((batch_size, size), dtype=self._compute_dtype)
+                    for size in self.state_size]
+        states = cell_states(batch_size=batch_size)
+        return list(states) if isinstance(states, (list, tuple)) else [states]
+
+    def reset_state(self):
+        """Set a stateful layer's states back to the cell's initial states."""
+        if self.states is not None:
+            batch = int(self.states[0].shape[0])
+            for variable, value in zip(self.states, self.get_initial_state(batch)):
+                variable.assign(value)
+
+    def reset_states(self):
+        """Alias of ``reset_state`` (tf.keras 2's name)."""
+        self.reset_state()
 
     def _initial_states(self, initial_state, batch, dtype):
         sizes = self.state_size
@@ -139,6 +170,15 @@ class RNN(Layer):
         if steps == 0:
             raise ValueError(f"{type(self).__name__} {self.name!r}: the input sequences have "
                              f"no time steps (shape {shape})")
+        if self.stateful and self.states is not None:
+            expected = int(self.states[0].shape[0])
+            if batch != expected:
+                raise ValueError(
+                    f"{type(self).__name__} {self.name!r} is stateful: the batch size of the "
+                    f"input sequences must stay the one of its states. Expected batch size: "
+                    f"{expected}; received batch size: {batch} (input shape {shape})")
+            if initial_state is None:   # snapshots: the states are assigned after the loop
+                initial_state = [state.read_value() for state in self.states]
         states = self._initial_states(initial_state, batch, sequences.dtype)
         cell = self.cell
         if isinstance(cell, _RecurrentCell):
@@ -169,6 +209,9 @@ class RNN(Layer):
                 outputs.append(output)
         if self.return_sequences:
             output = array_ops.stack(outputs, axis=1)
+        if self.stateful and self.states is not None and not _CTX.placeholder_run:
+            for variable, state in zip(self.states, states):
+                variable.assign(state)
         if self.return_state:
             return (output, *states)
         return output

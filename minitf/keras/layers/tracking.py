@@ -12,8 +12,9 @@ import re
 
 class _Context:
     """Per-process state of layer calls: the training flag inherited by nested calls, the call
-    depth (0 outside any layer), a count of builds and the tracking version."""
-    __slots__ = ("training", "depth", "builds", "version", "losses_used")
+    depth (0 outside any layer), a count of builds, the tracking version, and whether layers
+    run on placeholder data (to infer an output shape: no state may change)."""
+    __slots__ = ("training", "depth", "builds", "version", "losses_used", "placeholder_run")
 
     def __init__(self):
         self.training = None
@@ -21,6 +22,7 @@ class _Context:
         self.builds = 0
         self.version = 0
         self.losses_used = False
+        self.placeholder_run = False
 
 
 _CTX = _Context()

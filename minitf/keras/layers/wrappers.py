@@ -125,6 +125,18 @@ class Bidirectional(Layer):
             return (tuple(output) if self.merge_mode is None else (output,)) + states
         return output
 
+    def reset_state(self):
+        """Reset both directions' states (stateful layers only)."""
+        if not self.stateful:
+            raise AttributeError(f"Bidirectional {self.name!r}: reset_state() needs a stateful "
+                                 f"layer (stateful=True)")
+        self.forward_layer.reset_state()
+        self.backward_layer.reset_state()
+
+    def reset_states(self):
+        """Alias of ``reset_state`` (tf.keras 2's name)."""
+        self.reset_state()
+
     def _merge(self, y, y_rev):
         mode = self.merge_mode
         if mode == "concat":

@@ -6,11 +6,18 @@ This module sits below the ops: GradientTape and friends register themselves her
 """
 
 
+import weakref
+
+
 class _State:
-    __slots__ = ("tapes", "accumulators", "tracer", "check_numerics", "active", "_entries")
+    __slots__ = ("tapes", "accumulators", "tracer", "check_numerics", "active", "_entries",
+                 "holding_tapes")
 
     def __init__(self):
         self.tapes = []          # recording GradientTapes, outermost first
+        # every tape entered and not yet collected: one may still hold records that read a
+        # variable (a persistent tape after its context), see ``before_variable_write``
+        self.holding_tapes = weakref.WeakSet()
         self.accumulators = []   # ForwardAccumulators
         self.tracer = None       # the function trace being built, if any
         self.check_numerics = False
@@ -25,6 +32,12 @@ class _State:
     def refresh(self):
         self.active = bool(self.tapes or self.accumulators or self.tracer is not None
                            or self.check_numerics)
+
+    def before_variable_write(self, variable):
+        """Called before ``variable`` is written in place (assign, scatter updates)."""
+        if self.holding_tapes:
+            from .tape import keep_read_values
+            keep_read_values(variable)
 
     def needs_tensor_rules(self, exclude=None):
         """True when gradient rules must run as recorded minitf ops (higher order, tracing)."""

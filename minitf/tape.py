@@ -11,7 +11,7 @@ import math
 import numpy
 
 from . import backend as B
-from ._state import state
+from ._state import PauseRecording, state
 from .nest import flatten, pack_sequence_as
 from .ops import registry
 from .ops.registry import RAW, TENSOR, OpView
@@ -87,6 +87,7 @@ class GradientTape:
     def _push(self):
         self._order = state.next_order()
         state.tapes.append(self)
+        state.holding_tapes.add(self)
         state.refresh()
 
     def _pop(self):
@@ -392,6 +393,29 @@ class GradientTape:
     def __del__(self):
         if state is not None and self in getattr(state, "tapes", ()):
             self._pop()
+
+
+def keep_read_values(variable):
+    """Before ``variable`` is written in place: the records of live tapes that saved it as an
+    input get a snapshot of its current value instead, so their gradients use the value the op
+    read, as TF's do. Variables keep their buffers (a traced step binds them once), which is why
+    the snapshot is taken here and not at every read. The snapshot is an ``identity`` op, so a
+    trace replays it before the write. Covered: variables the tape watches (trainable ones read
+    inside it, or watched explicitly)."""
+    from .ops.math_ops import identity
+    snapshot = None
+    for tape in list(state.holding_tapes):
+        if not tape._entries or variable._id not in tape._watched_vars:
+            continue
+        entries = tape._entries
+        for k, entry in enumerate(entries):
+            saved = entry[2]
+            if saved is not None and any(t is variable for t in saved):
+                if snapshot is None:
+                    with PauseRecording():
+                        snapshot = identity(variable)
+                saved = tuple(snapshot if t is variable else t for t in saved)
+                entries[k] = entry[:2] + (saved,) + entry[3:]
 
 
 def _output_gradient(w, target):

@@ -446,6 +446,7 @@ class Variable(Tensor):
     def assign(self, value, read_value=True):
         """Set the value in place; returns the variable (None with ``read_value=False``)."""
         v = self._check_assignable(value, "assign")
+        state.before_variable_write(self)
         if state.tracer is not None:
             state.tracer.record_assign(self, v, "assign")
         B.xp.copyto(self._value, v._value)
@@ -453,6 +454,7 @@ class Variable(Tensor):
 
     def assign_add(self, delta, read_value=True):
         v = self._check_assignable(delta, "assign_add")
+        state.before_variable_write(self)
         if state.tracer is not None:
             state.tracer.record_assign(self, v, "assign_add")
         B.xp.add(self._value, v._value, out=self._value)
@@ -460,6 +462,7 @@ class Variable(Tensor):
 
     def assign_sub(self, delta, read_value=True):
         v = self._check_assignable(delta, "assign_sub")
+        state.before_variable_write(self)
         if state.tracer is not None:
             state.tracer.record_assign(self, v, "assign_sub")
         B.xp.subtract(self._value, v._value, out=self._value)

@@ -95,6 +95,7 @@ def _indices(value, what):
 
 
 def _run(variable, what, fn, tensors):
+    state.before_variable_write(variable)
     if state.tracer is not None:
         state.tracer.record_update(variable, fn, tensors)
     try:

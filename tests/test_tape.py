@@ -390,3 +390,50 @@ def test_assign_is_not_differentiated_and_returns_the_variable():
         v.assign_sub(0.5)
     assert float(tape.gradient(y, v)) == 2.0
     assert float(v) == 3.5
+
+
+# --- variables written after a tape read them (TF: a read is a snapshot) --------------------------
+
+def test_gradient_uses_the_value_read_before_an_assign():
+    """d(v*v)/dv at the value read (3 -> 6), not at the value assigned afterwards (TF's
+    ReadVariableOp semantics); the same for assign_add/assign_sub, sliced and scatter updates."""
+    writes = [lambda v: v.assign([10.0, 10.0]), lambda v: v.assign_add([7.0, 7.0]),
+              lambda v: v.assign_sub([1.0, 1.0]), lambda v: v[0].assign(5.0),
+              lambda v: v.scatter_nd_update([[1]], [9.0])]
+    for write in writes:
+        v = tf.Variable([3.0, -2.0])
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(v * v)
+            write(v)
+        np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [6.0, -4.0])
+
+
+def test_persistent_tape_keeps_the_values_its_records_read():
+    w = tf.Variable([[1.0, 2.0]])
+    x = tf.constant([[3.0], [4.0]])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.matmul(w, x)
+    w.assign([[5.0, 7.0]])        # after the context, before gradient()
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [[1.0], [2.0]])
+    np.testing.assert_array_equal(tape.gradient(y, w).numpy(), [[3.0, 4.0]])
+    # a later read records the new value
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.matmul(w, x)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [[5.0], [7.0]])
+
+
+def test_traced_step_snapshots_before_the_assign_on_every_call():
+    v = tf.Variable([3.0])
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            y = v * v
+            v.assign_add([1.0])
+        return tape.gradient(y, v)
+
+    for start in (3.0, 4.0, 5.0):      # the trace, then two replays
+        np.testing.assert_array_equal(step().numpy(), [2 * start])
+    assert float(v.numpy()[0]) == 6.0

@@ -18,14 +18,14 @@ def test_pool_gradient_after_assigning_the_pooled_variable():
         y = tf.nn.max_pool2d(v, 2, 2, "VALID")
     v.assign(second)
     grad = tape.gradient(y, v).numpy()
-    # The tape reads the variable's current value (documented); what matters here is that the
-    # window maxima are not a stale copy from the forward pass: each window routes its
-    # gradient to exactly its current maximum.
+    # As in TF, the gradient is taken at the value the pool read (the tape's records get a
+    # snapshot before the write): each window routes its gradient to exactly the maximum it
+    # had then, neither to the new one nor through argmax positions cached for another array.
     np.testing.assert_array_equal(_one_per_window(grad), np.ones(4))
-    expected = np.zeros_like(second)
+    expected = np.zeros_like(first)
     for i in (0, 2):
         for j in (0, 2):
-            block = second[0, i:i + 2, j:j + 2, 0]
+            block = first[0, i:i + 2, j:j + 2, 0]
             a, b = np.unravel_index(np.argmax(block), block.shape)
             expected[0, i + a, j + b, 0] = 1
     np.testing.assert_array_equal(grad, expected)

@@ -11,6 +11,8 @@ A Model is a Layer with the training API (``compile``/``fit``/``evaluate``/``pre
     model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(64, activation="relu"),
                               keras.layers.Dense(10)])
 """
+import inspect
+
 import numpy
 
 from .. import backend as B
@@ -582,21 +584,128 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                              safe_mode=safe_mode)
 
 
-def clone_model(model, input_tensors=None, clone_function=None, custom_objects=None):
-    """A new model with the same architecture and freshly initialised weights, rebuilt from
-    ``model.get_config()`` (``clone_function(layer)`` may replace each layer's copy).
-    Copy the weights with ``clone.set_weights(model.get_weights())``."""
+def clone_model(model, input_tensors=None, clone_function=None, call_function=None,
+                recursive=False, custom_objects=None):
+    """A copy of a Functional or Sequential model with new layers (freshly initialised
+    weights), as Keras's ``clone_model``. ``clone_function(layer)`` makes each layer's copy
+    (default: ``layer.__class__.from_config(layer.get_config())``; return the layer itself to
+    share it); ``call_function(layer, *args, **kwargs)`` calls it in the new graph (Functional
+    models only: it may add layers around a call); ``recursive=True`` clones nested
+    Functional and Sequential models layer by layer; ``input_tensors`` (KerasTensors shaped
+    like ``model.input``) become the new model's inputs. A compiled model's clone is compiled
+    the same way. A subclassed model is rebuilt from its config (``custom_objects`` names its
+    classes). Copy the weights with ``clone.set_weights(model.get_weights())``."""
     from .serialization import deserialize_keras_object, serialize_keras_object
+    if isinstance(model, (Sequential, Functional)):
+        clone_layer = _layer_cloner(clone_function, call_function, recursive, {})
+        if isinstance(model, Sequential):
+            if call_function is not None:
+                raise ValueError("clone_model: call_function is not supported for Sequential "
+                                 "models (their layers are listed, not called); use it with "
+                                 "a Functional model")
+            clone = _clone_sequential(model, clone_layer, input_tensors)
+        else:
+            clone = _clone_functional(model, clone_layer, call_function, input_tensors)
+    else:
+        if clone_function is not None or input_tensors is not None:
+            raise ValueError(f"clone_model: clone_function and input_tensors are supported for "
+                             f"Sequential and Functional models only; got a "
+                             f"{type(model).__name__}")
+        if call_function is not None:
+            raise ValueError(f"clone_model: call_function is supported for Functional models "
+                             f"only; got a {type(model).__name__}")
+        clone = deserialize_keras_object(serialize_keras_object(model), custom_objects)
+    config = model.get_compile_config() if model.compiled else None
+    if config is not None and not clone.compiled:
+        clone.compile_from_config(config)
+    return clone
+
+
+def _layer_cloner(clone_function, call_function, recursive, cache):
+    """``clone_function`` made to clone each layer once (a shared layer stays shared) and,
+    with ``recursive``, to clone nested models layer by layer."""
+    if clone_function is None:
+        def clone_function(layer):
+            return layer.__class__.from_config(layer.get_config())
+    elif not callable(clone_function):
+        raise ValueError(f"clone_model: clone_function must be callable, got "
+                         f"{clone_function!r}")
+
+    def clone_layer(layer):
+        if id(layer) not in cache:
+            if recursive and isinstance(layer, Sequential):
+                cache[id(layer)] = _clone_sequential(layer, clone_layer, None)
+            elif recursive and isinstance(layer, Functional):
+                cache[id(layer)] = _clone_functional(layer, clone_layer, call_function, None)
+            else:
+                cache[id(layer)] = clone_function(layer)
+        return cache[id(layer)]
+    return clone_layer
+
+
+def _clone_sequential(model, clone_layer, input_tensors):
+    layers = [clone_layer(layer) for layer in model.layers]
     if input_tensors is not None:
-        raise ValueError("clone_model: input_tensors is not supported")
-    if clone_function is not None and isinstance(model, Sequential):
-        clone = Sequential(name=model.name)
-        if model._input_layer is not None:
-            kt = model._input_layer._input_tensor
-            clone.add(Input(batch_shape=tuple(kt.shape), dtype=kt.dtype.name))
-        for layer in model.layers:
-            clone.add(clone_function(layer))
-        return clone
-    if clone_function is not None:
-        raise ValueError("clone_model: clone_function is supported for Sequential models only")
-    return deserialize_keras_object(serialize_keras_object(model), custom_objects)
+        flat = list(flatten(input_tensors))
+        if len(flat) != 1 or not _is_kt(flat[0]) or not isinstance(flat[0]._node.layer,
+                                                                   InputLayer):
+            raise ValueError(f"clone_model: input_tensors of a Sequential model must be one "
+                             f"keras.Input tensor, got {input_tensors!r}")
+        layers.insert(0, flat[0])
+    elif (kt := model._declared_input()) is not None:
+        layers.insert(0, Input(batch_shape=tuple(kt.shape), dtype=kt.dtype.name,
+                               name=kt._node.layer.name))
+    return Sequential(layers, name=model.name, trainable=model.trainable)
+
+
+def _clone_functional(model, clone_layer, call_function, input_tensors):
+    if input_tensors is None:
+        inputs = _map_leaves(lambda kt: Input(batch_shape=tuple(kt.shape), dtype=kt.dtype.name,
+                                              name=kt._node.layer.name),
+                             model._inputs_struct, _is_kt)
+    else:
+        inputs = input_tensors
+        if not all(_is_kt(t) for t in flatten(inputs)):
+            raise ValueError(f"clone_model: input_tensors must be KerasTensors, got "
+                             f"{input_tensors!r}")
+        if not _same_layout(inputs, model._inputs_struct):
+            raise ValueError(f"clone_model: input_tensors must have the structure of "
+                             f"model.input, {model._inputs_struct!r}; got {input_tensors!r}")
+    values = {id(old): new for old, new in zip(model._flat_inputs, flatten(inputs))}
+    for layer, _, args, kwargs, out_ids in model._plan:
+        args = _map_leaves(lambda t: values[id(t)], args, _is_kt)
+        kwargs = _map_leaves(lambda t: values[id(t)], kwargs, _is_kt)
+        copy = clone_layer(layer)
+        out = call_function(copy, *args, **kwargs) if call_function else copy(*args, **kwargs)
+        for i, o in zip(out_ids, flatten(out)):
+            values[i] = o
+    outputs = _map_leaves(lambda t: values[id(t)], model._outputs_struct, _is_kt)
+    return _functional_class(model)(inputs, outputs, name=model.name)
+
+
+def _same_layout(a, b):
+    """Whether two nests of KerasTensors have the same layout (lists and tuples alike)."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+                and all(_same_layout(a[k], b[k]) for k in a))
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))
+                and len(a) == len(b) and all(map(_same_layout, a, b)))
+    return True
+
+
+def _functional_class(model):
+    """The class of a functional model's clone: a subclass of Model called with ``(inputs,
+    outputs)`` stays itself where its constructor takes them (so its ``train_step`` and other
+    methods come along), else the clone is a Functional model."""
+    user = getattr(type(model), "_functional_of", None)
+    if user is None:
+        return type(model)
+    try:
+        params = list(inspect.signature(user.__init__).parameters.values())[1:3]
+    except (TypeError, ValueError):
+        return Functional
+    if (params and params[0].kind is inspect.Parameter.VAR_POSITIONAL) or \
+            [p.name for p in params] == ["inputs", "outputs"]:
+        return user
+    return Functional

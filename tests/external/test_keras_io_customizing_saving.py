@@ -486,8 +486,6 @@ def test_nested_custom_layer_config_and_json_round_trip(mlp_block_class):
     np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-6)
 
 
-@pytest.mark.xfail(raises=ValueError, strict=True,
-                   reason="clone_function is supported for Sequential models only (docs/compat.md)")
 def test_clone_model_has_fresh_weights_and_same_structure():
     inputs = keras.Input((6,))
     x = keras.layers.Dense(8, activation="relu", name="hidden")(inputs)

@@ -251,20 +251,19 @@ class Trainer:
         nested = isinstance(metrics, dict) or (
             isinstance(metrics, (list, tuple)) and any(isinstance(m, (list, tuple, dict))
                                                        for m in metrics))
-        if not nested and len(names) > 1:  # one entry per output, as Keras 3 reads it
-            if len(metrics) != len(names):
-                raise ValueError(f"compile: the model has {len(names)} outputs {names}; pass "
-                                 f"metrics as a list with one entry (a metric or a list) per "
-                                 f"output, or a dict by output name; got {len(metrics)} "
-                                 f"entries")
-            nested = True
+        if not nested and len(names) > 1:
+            if len(metrics) != len(names):   # tf.keras 2: every metric for every output
+                metrics = [[m if k == 0 or not hasattr(m, "update_state")
+                            else type(m).from_config(m.get_config()) for m in metrics]
+                           for k in range(len(names))]
+            nested = True                    # else one entry per output, as Keras 3 reads it
         if not nested:
             return [self._resolve_metric(m, loss) for m in metrics], [None] * len(metrics)
         if isinstance(metrics, dict):
             per_output = [(k, metrics[k]) for k in metrics]
         else:
             per_output = [(i, m) for i, m in enumerate(metrics)]
-        out, where = [], []
+        out, where, taken = [], [], set()
         for key, items in per_output:
             items = items if isinstance(items, (list, tuple)) else [items]
             label = key if isinstance(key, str) else (
@@ -272,7 +271,12 @@ class Trainer:
             out_loss = _per_output(loss, key, names)
             for item in items:
                 m = self._resolve_metric(item, out_loss)
-                m.name = f"{label}_{m.name}"
+                name, n = f"{label}_{m.name}", 0
+                while name in taken:   # outputs of one layer share its name: Keras adds _1
+                    n += 1
+                    name = f"{label}_{m.name}_{n}"
+                taken.add(name)
+                m.name = name
                 out.append(m)
                 where.append(key)
         return out, where

@@ -303,8 +303,19 @@ def test_several_outputs_with_loss_weights_and_per_output_metrics():
     assert logs["department_accuracy"] == pytest.approx(acc)
     assert logs["priority_mae"] == pytest.approx(float(np.mean(np.abs(p - y_priority))),
                                                  rel=1e-5)
-    with pytest.raises(ValueError, match="one entry"):
-        model.compile("sgd", loss=[bce_loss, cce_loss], metrics=["accuracy"])
+    # a flat list that is not one entry per output applies to every output (tf.keras 2)
+    model.compile(keras.optimizers.SGD(0.0), loss=[bce_loss, cce_loss],
+                  metrics=["accuracy", keras.metrics.MeanAbsoluteError(name="mae"), "mse"])
+    logs = model.evaluate(x, [y_priority, y_department], verbose=0, return_dict=True)
+    assert logs["department_accuracy"] == pytest.approx(acc)
+    assert logs["priority_accuracy"] == pytest.approx(
+        float(np.mean((p > 0.5) == (y_priority > 0.5))))
+    assert logs["priority_mae"] == pytest.approx(float(np.mean(np.abs(p - y_priority))),
+                                                 rel=1e-5)
+    assert logs["department_mae"] == pytest.approx(float(np.mean(np.abs(d - y_department))),
+                                                   rel=1e-5)
+    assert logs["department_mse"] == pytest.approx(float(np.mean((d - y_department) ** 2)),
+                                                   rel=1e-5)
 
 
 def test_steps_receive_x_alone_without_targets():

@@ -375,8 +375,6 @@ def test_rank_errors():
 def test_unsupported_options_are_refused():
     with pytest.raises(ValueError, match=r"mask must have shape \(batch, timesteps\)"):
         layers.GRU(2)(_seq(1, 2, 3, "float32"), mask=np.ones((1, 3), bool))
-    with pytest.raises(NotImplementedError, match="stacked"):
-        layers.RNN([layers.LSTMCell(2), layers.LSTMCell(2)])
     with pytest.raises(ValueError, match="units must be a positive integer, got 0"):
         layers.SimpleRNN(0)
     with pytest.raises(ValueError, match="state_size"):

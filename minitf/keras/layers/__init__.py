@@ -26,7 +26,8 @@ experimental = _NS(preprocessing=_NS(Rescaling=Rescaling, Normalization=Normaliz
 from .normalization import SyncBatchNormalization  # noqa: F401
 from .op_layers import TFOpLambda  # noqa: F401,E402 - operations on KerasTensors
 from .recurrent import GRU, LSTM, RNN, SimpleRNN  # noqa: F401,E402
-from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401,E402
+from .recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell,  # noqa: F401,E402
+                              StackedRNNCells)
 from .wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402
 from .attention import AdditiveAttention, Attention, MultiHeadAttention  # noqa: F401,E402
 from .conv_depthwise import (DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D,  # noqa: F401,E402

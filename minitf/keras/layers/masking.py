@@ -21,7 +21,7 @@ import warnings
 
 from ... import backend as B
 from ... import dtypes
-from ...nest import flatten
+from ...nest import flatten, map_structure, pack_sequence_as
 from ...ops import array_ops, math_ops, reduce_ops
 from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor
@@ -225,14 +225,21 @@ def masked_rnn_step(step, step_masks, zero_output_for_mask):
     masks = iter(step_masks)
     previous = [None]
 
+    def where(keep, new, old):
+        rank = len(new.shape)
+        if rank > 2:   # states or outputs of more than one dimension an example
+            keep = array_ops.reshape(keep, (-1,) + (1,) * (rank - 1))
+        return math_ops.where(keep, new, old)
+
     def masked(x_t, states):
         keep = next(masks)
         output, new_states = step(x_t, states)
-        new_states = [math_ops.where(keep, new, old) for new, old in zip(new_states, states)]
+        new_states = [where(keep, new, old) for new, old in zip(new_states, states)]
         fallback = previous[0]
         if fallback is None or zero_output_for_mask:
-            fallback = array_ops.zeros_like(output)
-        output = math_ops.where(keep, output, fallback)
+            fallback = map_structure(array_ops.zeros_like, output)
+        output = pack_sequence_as(output, [where(keep, o, f) for o, f in
+                                           zip(flatten(output), flatten(fallback))])
         previous[0] = output
         return output, new_states
 

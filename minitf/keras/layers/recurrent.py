@@ -12,26 +12,112 @@ Each layer holds its cell as ``layer.cell`` (the weights live there, as in Keras
     lstm = LSTM(8, return_sequences=True, return_state=True)
     seq, h, c = lstm(minitf.random.normal([4, 10, 3]))     # (4, 10, 8), (4, 8), (4, 8)
 """
-from ...nest import flatten
+from ...nest import flatten, map_structure, pack_sequence_as
 from ...ops import array_ops, math_ops
 from ...ops.convert import convert_to_tensor
-from ...tensor import Tensor, Variable
+from ...tensor import Tensor, TensorShape, Variable
 from . import masking
-from .base import Layer
+from .base import Layer, _is_shape, _map_leaves
 from .tracking import _CTX
-from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, _RecurrentCell
+from .recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells,
+                              _RecurrentCell, cell_output_size)
 
 __all__ = ["RNN", "SimpleRNN", "LSTM", "GRU"]
 
 
-def _state_sizes(cell):
-    size = getattr(cell, "state_size", None)
-    if isinstance(size, int):
-        return [size]
-    if isinstance(size, (list, tuple)) and size and all(isinstance(s, int) for s in size):
-        return list(size)
-    raise ValueError(f"RNN: the cell {cell!r} needs a state_size attribute (an integer or a "
-                     f"list of integers, one per state), got {size!r}")
+def _state_spec(cell):
+    """The cell's states as a list (one entry per state; a nested list for a cell of cells)
+    of shapes without the batch dimension, as tuples: an int size is ``(size,)``, a
+    ``TensorShape`` its dimensions."""
+    def spec(size):
+        if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+            return (size,)
+        if isinstance(size, TensorShape) and size.rank is not None and \
+                all(d is not None for d in size.as_list()):
+            return tuple(size.as_list())
+        if isinstance(size, (list, tuple)) and size:
+            return [spec(s) for s in size]
+        raise ValueError(f"RNN: the cell {cell!r} needs a state_size attribute (an integer, a "
+                         f"TensorShape, or a list of them, one per state), got "
+                         f"{getattr(cell, 'state_size', None)!r}")
+    out = spec(getattr(cell, "state_size", None))
+    return [out] if isinstance(out, tuple) else out
+
+
+def _spec_leaves(spec):
+    return [leaf for item in spec for leaf in (_spec_leaves(item) if isinstance(item, list)
+                                               else [item])]
+
+
+def _pack(spec, flat):
+    """``flat`` (one value per leaf of ``spec``, in order) nested as ``spec``."""
+    flat = iter(flat)
+
+    def build(item):
+        return [build(x) for x in item] if isinstance(item, list) else next(flat)
+    return build(spec)
+
+
+def _sequence_shapes(layer, shapes):
+    """The shapes of the input sequences, one per sequence (several for a cell that takes a
+    nest of inputs), each ``(batch, timesteps, ...)`` with the same batch and timesteps."""
+    if _is_shape(shapes):
+        check_sequences(layer, shapes)
+        return [tuple(shapes)]
+    flat = []
+    _map_leaves(lambda shape: flat.append(tuple(shape)), shapes, _is_shape)
+    for shape in flat:
+        if len(shape) < 3 or shape[:2] != flat[0][:2]:
+            raise ValueError(f"{type(layer).__name__} {layer.name!r}: nested input sequences "
+                             f"must each be (batch, timesteps, ...) with one batch size and "
+                             f"one number of timesteps, got shapes {flat}")
+    return flat
+
+
+def _pack_like(structure, flat):
+    """``flat`` nested as ``structure``, a nest of tensors or of shapes (lists and tuples)."""
+    flat = iter(flat)
+    return _map_leaves(lambda _: next(flat), structure,
+                       lambda v: isinstance(v, Tensor) or _is_shape(v))
+
+
+def _stack_steps(outputs):
+    """The per-step outputs (tensors or nests of them) stacked along a new time axis."""
+    if isinstance(outputs[0], Tensor):
+        return array_ops.stack(outputs, axis=1)
+    columns = zip(*(flatten(output) for output in outputs))
+    return pack_sequence_as(outputs[0], [array_ops.stack(list(c), axis=1) for c in columns])
+
+
+def _cell_step(cell, step_shape, dtype, training):
+    """``step(x_t, states) -> (output, new states)`` for one cell: a built-in cell with its
+    dropout masks drawn once per sequence (as Keras does), a stack of cells one after the
+    other, any other cell through its ``call``."""
+    if isinstance(cell, _RecurrentCell):
+        x_mask, rec_mask = cell._dropout_masks(step_shape, step_shape[0], dtype, training)
+        params = cell._params(dtype)
+
+        def step(x_t, states):
+            if x_mask is not None:
+                x_t = x_t * x_mask
+            states = list(states) if isinstance(states, (list, tuple)) else [states]
+            return cell._step(cell._project(x_t, params), states, params, rec_mask)
+        return step
+    if isinstance(cell, StackedRNNCells):
+        steps, shape = [], step_shape
+        for sub in cell.cells:
+            steps.append(_cell_step(sub, shape, dtype, training))
+            shape = (step_shape[0], cell_output_size(sub))
+
+        def step(x_t, states):
+            new = []
+            for sub_step, sub_states in zip(steps, states):
+                x_t, sub_new = sub_step(x_t, sub_states)
+                new.append(sub_new)
+            return x_t, new
+        return step
+    kwargs = {} if training is None else {"training": training}
+    return lambda x_t, states: cell(x_t, states, **kwargs)
 
 
 def check_sequences(layer, shape):
@@ -45,13 +131,17 @@ def check_sequences(layer, shape):
 class RNN(Layer):
     """Run ``cell`` over the time axis: ``RNN(LSTMCell(8))`` computes what ``LSTM(8)`` does.
 
-    ``cell`` is a layer with a ``state_size`` (an int, or a list for several states) whose
-    ``call(inputs, states)`` returns ``(output, new_states)``; the built-in cells take a faster
-    path (one input projection for the whole sequence). ``return_sequences``: all outputs
-    ``(batch, timesteps, units)`` instead of the last; ``return_state``: also return the final
-    states, as ``(output, *states)``; ``go_backwards``: process the sequence in reverse (the
-    returned sequence is in processing order, i.e. reversed). ``initial_state`` (call argument)
-    is a list with one ``(batch, size)`` tensor per state (zeros by default).
+    ``cell`` is a layer with a ``state_size`` (an int, a ``TensorShape``, or a list of them
+    for several states) whose ``call(inputs, states)`` returns ``(output, new_states)``; the
+    built-in cells take a faster path (one input projection for the whole sequence). A list of
+    cells runs as ``StackedRNNCells`` (states nested per cell). A cell may take a tuple of
+    input sequences (each ``(batch, timesteps, ...)``) and return nested outputs.
+
+    ``return_sequences``: all outputs ``(batch, timesteps, units)`` instead of the last;
+    ``return_state``: also return the final states, as ``(output, *states)``;
+    ``go_backwards``: process the sequence in reverse (the returned sequence is in processing
+    order, i.e. reversed). ``initial_state`` (call argument) is a list with one ``(batch,
+    size)`` tensor per state (zeros by default; nested as the states, or flat).
 
     ``mask`` (call argument, or the mask of the input such as ``Embedding(mask_zero=True)``'s):
     ``(batch, timesteps)`` bools; at a masked step the states keep their values and the output
@@ -75,13 +165,11 @@ class RNN(Layer):
             raise NotImplementedError(f"{type(self).__name__}: time_major=True is not "
                                       f"supported; pass (batch, timesteps, features) inputs")
         if isinstance(cell, (list, tuple)):
-            raise NotImplementedError(f"{type(self).__name__}: a list of cells (stacked cells) "
-                                      f"is not supported; stack RNN layers with "
-                                      f"return_sequences=True instead")
+            cell = StackedRNNCells(cell)
         if not isinstance(cell, Layer):
             raise ValueError(f"{type(self).__name__}: cell must be a keras layer with a "
                              f"state_size and call(inputs, states), got {cell!r}")
-        _state_sizes(cell)
+        _state_spec(cell)
         super().__init__(**kwargs)
         self.cell = cell
         self.return_sequences = bool(return_sequences)
@@ -94,7 +182,9 @@ class RNN(Layer):
 
     @property
     def state_size(self):
-        return _state_sizes(self.cell)
+        """The cell's ``state_size`` as a list (one entry per state), as Keras 3."""
+        size = self.cell.state_size
+        return list(size) if isinstance(size, (list, tuple)) else [size]
 
     def __call__(self, *args, **kwargs):
         # initial_state travels as a positional argument so that the KerasTensors in it are
@@ -104,38 +194,44 @@ class RNN(Layer):
         return super().__call__(*args, **kwargs)
 
     def build(self, sequences_shape, initial_state_shape=None):
-        check_sequences(self, sequences_shape)
+        shapes = _sequence_shapes(self, sequences_shape)
         if not self.cell.built:
-            self.cell.build((sequences_shape[0],) + tuple(sequences_shape[2:]))
+            steps = [(s[0],) + tuple(s[2:]) for s in shapes]
+            self.cell.build(steps[0] if _is_shape(sequences_shape) else
+                            _pack_like(sequences_shape, steps))
         if self.stateful:
             if self.states is not None:
                 self.reset_state()
                 return
-            batch = sequences_shape[0]
+            batch = shapes[0][0]
             if batch is None:
                 raise ValueError(
                     f"{type(self).__name__} {self.name!r}: with stateful=True the batch size "
                     f"must be static; got input shape {tuple(sequences_shape)}. Give it with "
                     f"Input(batch_size=...) or the first layer's batch_input_shape=")
-            states = [Variable(state, trainable=False, name="rnn_state")
-                      for state in self.get_initial_state(int(batch))]
+            states = map_structure(lambda state: Variable(state, trainable=False,
+                                                          name="rnn_state"),
+                                   self.get_initial_state(int(batch)))
             object.__setattr__(self, "states", states)
 
     def get_initial_state(self, batch_size):
         """The cell's initial states (its ``get_initial_state`` where it has one, else zeros):
-        a list with one ``(batch_size, size)`` tensor per state."""
+        a list with one ``(batch_size, *shape)`` tensor per state (nested for stacked
+        cells)."""
         cell_states = getattr(self.cell, "get_initial_state", None)
         if cell_states is None:
-            return [array_ops.zeros((batch_size, size), dtype=self._compute_dtype)
-                    for size in self.state_size]
+            return _pack(_state_spec(self.cell), [
+                array_ops.zeros((batch_size,) + shape, dtype=self._compute_dtype)
+                for shape in _spec_leaves(_state_spec(self.cell))])
         states = cell_states(batch_size=batch_size)
         return list(states) if isinstance(states, (list, tuple)) else [states]
 
     def reset_state(self):
         """Set a stateful layer's states back to the cell's initial states."""
         if self.states is not None:
-            batch = int(self.states[0].shape[0])
-            for variable, value in zip(self.states, self.get_initial_state(batch)):
+            variables = flatten(self.states)
+            batch = int(variables[0].shape[0])
+            for variable, value in zip(variables, flatten(self.get_initial_state(batch))):
                 variable.assign(value)
 
     def reset_states(self):
@@ -143,60 +239,71 @@ class RNN(Layer):
         self.reset_state()
 
     def _initial_states(self, initial_state, batch, dtype):
-        sizes = self.state_size
+        """The initial states, flat (one tensor per state, in order), checked and cast."""
+        spec = _state_spec(self.cell)
+        shapes = _spec_leaves(spec)
         if initial_state is None:
-            return [array_ops.zeros((batch, size), dtype=dtype) for size in sizes]
-        states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
-            else [initial_state]
-        if len(states) != len(sizes):
+            return [array_ops.zeros((batch,) + shape, dtype=dtype) for shape in shapes]
+        states = flatten(initial_state)
+        if len(states) != len(shapes):
             raise ValueError(f"{type(self).__name__} {self.name!r}: initial_state has "
-                             f"{len(states)} tensor(s), the cell has {len(sizes)} state(s) of "
-                             f"sizes {sizes}")
+                             f"{len(states)} tensor(s), the cell has {len(shapes)} state(s) of "
+                             f"sizes {self.state_size}")
         out = []
-        for i, (state, size) in enumerate(zip(states, sizes)):
+        for i, (state, shape) in enumerate(zip(states, shapes)):
             state = state if isinstance(state, Tensor) else convert_to_tensor(state)
-            shape = tuple(state._value.shape)
-            if shape != (batch, size):
+            got = tuple(state._value.shape)
+            if got != (batch,) + shape:
+                expected = "(batch, units)" if len(shape) == 1 else "(batch, *state shape)"
                 raise ValueError(f"{type(self).__name__} {self.name!r}: initial_state[{i}] "
-                                 f"has shape {shape}, expected (batch, units) = "
-                                 f"{(batch, size)}")
+                                 f"has shape {got}, expected {expected} = {(batch,) + shape}")
             out.append(state if state._value.dtype == dtype.np else math_ops.cast(state, dtype))
         return out
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
-        shape = tuple(sequences._value.shape)
-        check_sequences(self, shape)
-        batch, steps = shape[0], shape[1]
+        leaves = flatten(sequences)
+        shapes = _sequence_shapes(self, [tuple(x._value.shape) for x in leaves]
+                                  if len(leaves) > 1 or not isinstance(sequences, Tensor)
+                                  else tuple(sequences._value.shape))
+        batch, steps = shapes[0][0], shapes[0][1]
+        dtype = leaves[0].dtype
         if steps == 0:
             raise ValueError(f"{type(self).__name__} {self.name!r}: the input sequences have "
-                             f"no time steps (shape {shape})")
+                             f"no time steps (shape {shapes[0]})")
         if self.stateful and self.states is not None:
-            expected = int(self.states[0].shape[0])
+            expected = int(flatten(self.states)[0].shape[0])
             if batch != expected:
                 raise ValueError(
                     f"{type(self).__name__} {self.name!r} is stateful: the batch size of the "
                     f"input sequences must stay the one of its states. Expected batch size: "
-                    f"{expected}; received batch size: {batch} (input shape {shape})")
+                    f"{expected}; received batch size: {batch} (input shape {shapes[0]})")
             if initial_state is None:   # snapshots: the states are assigned after the loop
-                initial_state = [state.read_value() for state in self.states]
-        states = self._initial_states(initial_state, batch, sequences.dtype)
+                initial_state = [state.read_value() for state in flatten(self.states)]
+        states = self._initial_states(initial_state, batch, dtype)
+        spec = _state_spec(self.cell)
         cell = self.cell
-        if isinstance(cell, _RecurrentCell):
-            x_mask, rec_mask = cell._dropout_masks(shape, batch, sequences.dtype, training)
+        if isinstance(cell, _RecurrentCell) and isinstance(sequences, Tensor):
+            # the input part of every step is one product over the whole sequence
+            x_mask, rec_mask = cell._dropout_masks(shapes[0], batch, dtype, training)
             if x_mask is not None:  # one mask for every step (Keras' variational dropout)
-                sequences = sequences * array_ops.reshape(x_mask, (batch, 1, shape[2]))
-            params = cell._params(sequences.dtype)
+                sequences = sequences * array_ops.reshape(x_mask, (batch, 1, shapes[0][2]))
+            params = cell._params(dtype)
             inputs = array_ops.unstack(cell._project(sequences, params), axis=1)
 
             def step(x_t, states):
                 return cell._step(x_t, states, params, rec_mask)
         else:
-            inputs = array_ops.unstack(sequences, axis=1)
-            kwargs = {} if training is None else {"training": training}
+            cell_step = _cell_step(cell, (batch,) + tuple(shapes[0][2:]), dtype, training)
+            if len(leaves) == 1 and isinstance(sequences, Tensor):
+                inputs = array_ops.unstack(sequences, axis=1)
+            else:
+                columns = [array_ops.unstack(x, axis=1) for x in leaves]
+                inputs = [_pack_like(sequences, [column[t] for column in columns])
+                          for t in range(steps)]
 
             def step(x_t, states):
-                output, new = cell(x_t, states, **kwargs)
-                return output, list(new) if isinstance(new, (list, tuple)) else [new]
+                output, new = cell_step(x_t, _pack(spec, states))
+                return output, flatten(new)
         if self.go_backwards:
             inputs = inputs[::-1]
         if mask is not None:
@@ -208,12 +315,12 @@ class RNN(Layer):
             if self.return_sequences:
                 outputs.append(output)
         if self.return_sequences:
-            output = array_ops.stack(outputs, axis=1)
+            output = _stack_steps(outputs)
         if self.stateful and self.states is not None and not _CTX.placeholder_run:
-            for variable, state in zip(self.states, states):
+            for variable, state in zip(flatten(self.states), states):
                 variable.assign(state)
         if self.return_state:
-            return (output, *states)
+            return (output, *_pack(spec, states))
         return output
 
     def compute_mask(self, inputs, mask):
@@ -224,12 +331,16 @@ class RNN(Layer):
             else output_mask
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
+        size = cell_output_size(self.cell)
+        spec = _state_spec(self.cell)
+        if not _is_shape(sequences_shape) or not isinstance(size, int) or \
+                any(isinstance(item, list) or len(item) != 1 for item in spec):
+            return super().compute_output_shape(sequences_shape)   # a run on zeros
         check_sequences(self, sequences_shape)
         batch, length = sequences_shape[0], sequences_shape[1]
-        size = getattr(self.cell, "output_size", None) or self.state_size[0]
         output = (batch, length, size) if self.return_sequences else (batch, size)
         if self.return_state:
-            return (output,) + tuple((batch, s) for s in self.state_size)
+            return (output,) + tuple((batch,) + shape for shape in spec)
         return output
 
     def get_config(self):

@@ -23,7 +23,7 @@ from .. import activations, constraints, initializers, regularizers
 from . import _config
 from .base import Layer
 
-__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells"]
 
 
 def matmul_last(x, w):
@@ -320,3 +320,87 @@ class GRUCell(_RecurrentCell):
 
     def _extra_config(self):
         return {"reset_after": self.reset_after}
+
+
+class StackedRNNCells(Layer):
+    """Several cells run as one: at each step cell ``k + 1`` takes cell ``k``'s output.
+    ``state_size`` lists each cell's ``state_size``, and the states are nested the same way
+    (``[[h1, c1], [h2, c2]]`` for two LSTM cells). ``RNN([cell1, cell2])`` makes one.
+
+        RNN(StackedRNNCells([LSTMCell(8), LSTMCell(4)]))(minitf.zeros([2, 5, 3])).shape  # (2, 4)
+    """
+
+    def __init__(self, cells, **kwargs):
+        cells = list(cells) if isinstance(cells, (list, tuple)) else None
+        if not cells:
+            raise ValueError(f"StackedRNNCells: cells must be a non-empty list of cells, got "
+                             f"{cells!r}")
+        for cell in cells:
+            if not callable(getattr(cell, "call", None)) or not hasattr(cell, "state_size"):
+                raise ValueError(f"StackedRNNCells: every cell needs a call method and a "
+                                 f"state_size attribute, got {cell!r}")
+        super().__init__(**kwargs)
+        self.cells = cells
+
+    @property
+    def state_size(self):
+        return [cell.state_size for cell in self.cells]
+
+    @property
+    def output_size(self):
+        return cell_output_size(self.cells[-1])
+
+    def build(self, input_shape):
+        for cell in self.cells:
+            if isinstance(cell, Layer) and not cell.built:
+                cell.build(input_shape)
+            input_shape = (input_shape[0], cell_output_size(cell))
+
+    def get_initial_state(self, batch_size=None):
+        """Each cell's initial states (its own ``get_initial_state``, else zeros), nested."""
+        states = []
+        for cell in self.cells:
+            initial = getattr(cell, "get_initial_state", None)
+            if initial is not None:
+                states.append(initial(batch_size=batch_size))
+            elif isinstance(cell.state_size, (list, tuple)):
+                states.append([array_ops.zeros((batch_size, size), dtype=self._compute_dtype)
+                               for size in cell.state_size])
+            else:
+                states.append(array_ops.zeros((batch_size, cell.state_size),
+                                              dtype=self._compute_dtype))
+        return states
+
+    def call(self, inputs, states, training=None):
+        """One step of every cell in turn: ``(last cell's output, [each cell's new states])``."""
+        new_states = []
+        for cell, cell_states in zip(self.cells, states):
+            nested = isinstance(cell_states, (list, tuple))
+            kwargs = {} if training is None else {"training": training}
+            inputs, cell_states = cell(inputs, list(cell_states) if nested else [cell_states],
+                                       **kwargs)
+            if not nested and isinstance(cell_states, (list, tuple)) and len(cell_states) == 1:
+                cell_states = cell_states[0]
+            new_states.append(cell_states)
+        return inputs, new_states
+
+    def get_config(self):
+        from .serialization import serialize
+        return {**super().get_config(), "cells": [serialize(cell) for cell in self.cells]}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .serialization import deserialize
+        config = dict(config)
+        cells = [deserialize(cell, custom_objects) if isinstance(cell, dict) else cell
+                 for cell in config.pop("cells")]
+        return cls(cells, **config)
+
+
+def cell_output_size(cell):
+    """A cell's ``output_size``, else the size of its first state (Keras' rule)."""
+    size = getattr(cell, "output_size", None)
+    if size is not None:
+        return size
+    size = cell.state_size
+    return size[0] if isinstance(size, (list, tuple)) else size

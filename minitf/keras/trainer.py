@@ -52,6 +52,18 @@ class _MeanTracker:
         return math_ops.divide_no_nan(self.total, self.count)
 
 
+def _metric_copy(metric, names):
+    """A fresh copy of a metric object for another output (names and functions as they are)."""
+    if not hasattr(metric, "update_state"):
+        return metric
+    try:
+        return type(metric).from_config(metric.get_config())
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"compile: the metric {metric!r} would serve each of the outputs "
+                         f"{names} and cannot be copied from its config ({e}); pass a list "
+                         f"with one entry per output, or a dict by output name") from e
+
+
 class _FnMetric(_MeanTracker):
     """Mean of ``fn(y_true, y_pred)`` over all samples seen (Keras' MeanMetricWrapper)."""
 
@@ -253,8 +265,7 @@ class Trainer:
                                                        for m in metrics))
         if not nested and len(names) > 1:
             if len(metrics) != len(names):   # tf.keras 2: every metric for every output
-                metrics = [[m if k == 0 or not hasattr(m, "update_state")
-                            else type(m).from_config(m.get_config()) for m in metrics]
+                metrics = [[m if k == 0 else _metric_copy(m, names) for m in metrics]
                            for k in range(len(names))]
             nested = True                    # else one entry per output, as Keras 3 reads it
         if not nested:

@@ -317,6 +317,14 @@ def test_several_outputs_with_loss_weights_and_per_output_metrics():
     assert logs["department_mse"] == pytest.approx(float(np.mean((d - y_department) ** 2)),
                                                    rel=1e-5)
 
+    class Needy(keras.metrics.Mean):   # a metric its config cannot rebuild
+        def __init__(self, scale):
+            super().__init__(name="needy")
+            self.scale = scale
+
+    with pytest.raises(ValueError, match="cannot be copied from its config"):
+        model.compile("sgd", loss=[bce_loss, cce_loss], metrics=[Needy(2.0)])
+
 
 def test_steps_receive_x_alone_without_targets():
     """fit(x) (no y), as the VAE example calls it: train_step gets x itself, as in Keras 3."""

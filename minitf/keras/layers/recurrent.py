@@ -49,6 +49,11 @@ def _spec_leaves(spec):
                                                else [item])]
 
 
+def _zero_states(spec, batch, dtype):
+    """Zeros for every state of ``spec``, flat: one ``(batch, *shape)`` tensor each."""
+    return [array_ops.zeros((batch,) + shape, dtype=dtype) for shape in _spec_leaves(spec)]
+
+
 def _pack(spec, flat):
     """``flat`` (one value per leaf of ``spec``, in order) nested as ``spec``."""
     flat = iter(flat)
@@ -220,9 +225,8 @@ class RNN(Layer):
         cells)."""
         cell_states = getattr(self.cell, "get_initial_state", None)
         if cell_states is None:
-            return _pack(_state_spec(self.cell), [
-                array_ops.zeros((batch_size,) + shape, dtype=self._compute_dtype)
-                for shape in _spec_leaves(_state_spec(self.cell))])
+            spec = _state_spec(self.cell)
+            return _pack(spec, _zero_states(spec, batch_size, self._compute_dtype))
         states = cell_states(batch_size=batch_size)
         return list(states) if isinstance(states, (list, tuple)) else [states]
 
@@ -241,9 +245,9 @@ class RNN(Layer):
     def _initial_states(self, initial_state, batch, dtype):
         """The initial states, flat (one tensor per state, in order), checked and cast."""
         spec = _state_spec(self.cell)
-        shapes = _spec_leaves(spec)
         if initial_state is None:
-            return [array_ops.zeros((batch,) + shape, dtype=dtype) for shape in shapes]
+            return _zero_states(spec, batch, dtype)
+        shapes = _spec_leaves(spec)
         states = flatten(initial_state)
         if len(states) != len(shapes):
             raise ValueError(f"{type(self).__name__} {self.name!r}: initial_state has "
@@ -262,9 +266,9 @@ class RNN(Layer):
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         leaves = flatten(sequences)
-        shapes = _sequence_shapes(self, [tuple(x._value.shape) for x in leaves]
-                                  if len(leaves) > 1 or not isinstance(sequences, Tensor)
-                                  else tuple(sequences._value.shape))
+        single = isinstance(sequences, Tensor)    # else a nest of sequences
+        shapes = _sequence_shapes(self, tuple(sequences._value.shape) if single
+                                  else [tuple(x._value.shape) for x in leaves])
         batch, steps = shapes[0][0], shapes[0][1]
         dtype = leaves[0].dtype
         if steps == 0:
@@ -282,7 +286,7 @@ class RNN(Layer):
         states = self._initial_states(initial_state, batch, dtype)
         spec = _state_spec(self.cell)
         cell = self.cell
-        if isinstance(cell, _RecurrentCell) and isinstance(sequences, Tensor):
+        if isinstance(cell, _RecurrentCell) and single:
             # the input part of every step is one product over the whole sequence
             x_mask, rec_mask = cell._dropout_masks(shapes[0], batch, dtype, training)
             if x_mask is not None:  # one mask for every step (Keras' variational dropout)
@@ -294,7 +298,7 @@ class RNN(Layer):
                 return cell._step(x_t, states, params, rec_mask)
         else:
             cell_step = _cell_step(cell, (batch,) + tuple(shapes[0][2:]), dtype, training)
-            if len(leaves) == 1 and isinstance(sequences, Tensor):
+            if single:
                 inputs = array_ops.unstack(sequences, axis=1)
             else:
                 columns = [array_ops.unstack(x, axis=1) for x in leaves]

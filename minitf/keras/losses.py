@@ -271,7 +271,7 @@ def kl_divergence(y_true, y_pred):
 
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
-kld = KLD = kl_divergence
+kld = KLD = kullback_leibler_divergence = kl_divergence   # tf.keras's aliases
 
 
 # --- loss objects ----------------------------------------------------------------------------
@@ -494,7 +494,8 @@ def get(identifier):
 
 
 __all__ = ["Loss", "LossFunctionWrapper", "Reduction", "MeanSquaredError", "MeanAbsoluteError",
-           "Huber", "KLDivergence", "kl_divergence", "kld", "BinaryCrossentropy", "CategoricalCrossentropy",
+           "Huber", "KLDivergence", "kl_divergence", "kld", "KLD", "kullback_leibler_divergence",
+           "BinaryCrossentropy", "CategoricalCrossentropy",
            "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "mse", "mae", "get", "serialize", "deserialize", "reduce_weighted_values",

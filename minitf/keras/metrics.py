@@ -532,6 +532,14 @@ from .losses import (binary_crossentropy, binary_focal_crossentropy,  # noqa: E4
                      mean_squared_logarithmic_error, poisson,
                      sparse_categorical_crossentropy, squared_hinge)
 
+# tf.keras.metrics' short names of the loss functions (the functions themselves, as in tf.keras).
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
+
 
 def _keras_snake_case(name):
     """Keras' ``to_snake_case``: ``TopKCategoricalAccuracy`` -> ``top_k_categorical_accuracy``,
@@ -611,4 +619,5 @@ __all__ = ["Metric", "Mean", "MeanMetricWrapper", "Accuracy", "SparseCategorical
            "squared_hinge", "categorical_hinge", "PearsonCorrelation", "ConcordanceCorrelation",
            "pearson_correlation", "concordance_correlation", "binary_accuracy",
            "binary_focal_crossentropy", "categorical_focal_crossentropy", "huber",
-           "mean_absolute_error", "mean_squared_error"]
+           "mean_absolute_error", "mean_squared_error", "mse", "MSE", "mae", "MAE", "mape", "MAPE",
+           "msle", "MSLE", "kld", "KLD", "kullback_leibler_divergence", "logcosh"]

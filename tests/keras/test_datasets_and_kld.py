@@ -25,3 +25,25 @@ def test_kl_divergence_matches_numpy():
                                expected.mean(), rtol=1e-6)
     assert keras.losses.get("kld") is keras.losses.kl_divergence
     assert keras.backend.epsilon() == 1e-7
+
+
+def test_short_names_of_the_loss_functions_in_metrics_and_losses():
+    # tf.keras (TF 2.21) exposes these aliases of the loss functions in both modules.
+    y_true = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    y_pred = np.array([[1.5, 1.0], [2.0, 6.0]], np.float32)
+    expected = {
+        "mse": np.mean((y_true - y_pred) ** 2, axis=-1),
+        "mae": np.mean(np.abs(y_true - y_pred), axis=-1),
+        "mape": 100 * np.mean(np.abs((y_true - y_pred) / y_true), axis=-1),
+        "msle": np.mean((np.log1p(y_pred) - np.log1p(y_true)) ** 2, axis=-1),
+        "logcosh": np.mean(np.log(np.cosh(y_pred - y_true)), axis=-1),
+    }
+    for module in (keras.metrics, keras.losses):
+        for name, want in expected.items():
+            for alias in (name, name.upper()) if name != "logcosh" else (name,):
+                got = getattr(module, alias)(y_true, y_pred).numpy()
+                np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"{module.__name__}.{alias}")
+        p, q = np.array([[0.2, 0.8]], np.float32), np.array([[0.4, 0.6]], np.float32)
+        for alias in ("kld", "KLD", "kullback_leibler_divergence"):
+            np.testing.assert_allclose(getattr(module, alias)(p, q).numpy(),
+                                       np.sum(p * np.log(p / q), axis=-1), rtol=1e-6)

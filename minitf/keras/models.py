@@ -51,6 +51,27 @@ def _conform_input(x, kt):
     return x
 
 
+def _spec_through_layers(model, inputs, args, kwargs, has_layers):
+    """A nested model's output specs for KerasTensor ``inputs``, as Keras finds them: where an
+    input has an unknown dimension past the batch one (a sequence length), its layers are
+    called on KerasTensors one after another, each with its own output rule, so the length
+    stays unknown; a run of the whole model on placeholders would give it size 1, too short
+    for a ``Conv1D`` inside. Otherwise that placeholder run (``Layer.compute_output_spec``)."""
+    flat = list(flatten(inputs))
+    if not (has_layers and flat and all(_is_kt(t) for t in flat)
+            and any(None in tuple(t.shape)[1:] for t in flat)):
+        return Layer.compute_output_spec(model, inputs, *args, **kwargs)
+
+    def fresh(t):   # the layers' nodes must not join the graph the model is called in
+        copy = KerasTensor(t.shape, t.dtype)
+        copy._keras_mask = t._keras_mask
+        return copy
+
+    out = model.call(_map_leaves(fresh, inputs, _is_kt))
+    masking.capture_symbolic_masks([getattr(t, "_keras_mask", None) for t in flatten(out)])
+    return _map_leaves(lambda t: (t.shape, t.dtype), out, _is_kt)
+
+
 class Model(Trainer, Layer):
     """A trainable layer tree: subclass it (``__init__`` + ``call``) or call it as
     ``Model(inputs, outputs)`` on ``keras.Input`` placeholders (functional API)."""
@@ -344,6 +365,9 @@ class Functional(Model):
             raise ValueError(f"model {self.name!r} expects {n} inputs, got {len(flat)}")
         return flat
 
+    def compute_output_spec(self, inputs, *args, **kwargs):
+        return _spec_through_layers(self, inputs, args, kwargs, True)
+
     def call(self, inputs, training=None, mask=None):
         values = {}
         flat = self._flatten_inputs(inputs)
@@ -547,6 +571,9 @@ class Sequential(Model):
             self._build_graph((None,) + tuple(inputs._value.shape[1:]), inputs.dtype.name)
         else:
             self._mark_built()
+
+    def compute_output_spec(self, inputs, *args, **kwargs):
+        return _spec_through_layers(self, inputs, args, kwargs, bool(self._layers))
 
     def call(self, inputs, training=None, mask=None):
         x = inputs

@@ -18,12 +18,12 @@ max_tokens=...)` adapted on the texts instead. The tfds part is skipped.
 
 Changed: small synthetic data written to `tmp_path` instead of downloads (class words among
 shared words, so the classes are separable), a smaller `VALIDATION_SIZE`/`BATCH_SIZE` and
-`VOCAB_SIZE` for the Iliad part. One step of the tutorial fails in minitf and is checked by
-its own xfail test, the main test going on with a close variant: the Iliad export model
-(its layers applied one after the other). Printed values of the tutorial checked here: the
-"Found N files belonging to 4 classes." / "Using N files for training/validation." lines, the
-class names `csharp java javascript python`, the `(1, vocabulary)` and `(1, 250)` shapes of the
-vectorized question, and the padding/OOV tokens `''`, `'[UNK]'` at the head of the vocabulary.
+`VOCAB_SIZE` for the Iliad part; `test_iliad_export_model` checks the export model's
+predictions against its layers applied one after the other. Printed values of the tutorial
+checked here: the "Found N files belonging to 4 classes." / "Using N files for
+training/validation." lines, the class names `csharp java javascript python`, the
+`(1, vocabulary)` and `(1, 250)` shapes of the vectorized question, and the padding/OOV
+tokens `''`, `'[UNK]'` at the head of the vocabulary.
 """
 import collections
 import re
@@ -411,19 +411,25 @@ def test_iliad(tmp_path, capsys):
     print("Accuracy: {:2.2%}".format(accuracy))
     assert accuracy >= 0.9
 
-    # The tutorial's export model fails here: see test_iliad_export_model. The trained model
-    # is applied to the vectorized raw strings instead.
     preprocess_layer = TextVectorization(max_tokens=vocab_size,
                                          standardize=tf.strings.lower, vocabulary=vocab)
     assert preprocess_layer.get_vocabulary() == vocab
+
+    export_model = tf.keras.Sequential(
+        [preprocess_layer, model,
+         layers.Activation('sigmoid')])
+
+    export_model.compile(
+        loss=losses.SparseCategoricalCrossentropy(from_logits=False),
+        optimizer='adam',
+        metrics=['accuracy'])
 
     inputs = [
         "Yon hector ere the ships oft,",  # Label: 1
         "Then achilles said upon his spear,",  # Label: 2
         "Thee and thy spear hath troy,",  # Label: 0
     ]
-    predicted_scores = tf.sigmoid(model.predict(preprocess_layer(tf.constant(inputs)),
-                                                verbose=0))
+    predicted_scores = export_model.predict(inputs, verbose=0)
     predicted_labels = tf.math.argmax(predicted_scores, axis=1)
     for input, label in zip(inputs, predicted_labels):
         print("Question: ", input)
@@ -434,10 +440,6 @@ def test_iliad(tmp_path, capsys):
 
 
 @CONV1D_DROPS_MASK
-@pytest.mark.xfail(raises=ValueError, strict=True,
-                   reason="a Sequential with Conv1D(kernel_size=5) nested after "
-                          "TextVectorization is shape-inferred on a length-1 placeholder: "
-                          "'a 1x5 window (dilation 1x1) does not fit in 1x1'")
 def test_iliad_export_model():
     """The tutorial's `export_model` wrapping the trained Conv1D model, evaluated on a raw
     string batch."""

@@ -158,6 +158,12 @@ def start_capture():
     return previous
 
 
+def capture_symbolic_masks(masks):
+    """Give the symbolic call under way these output masks (KerasTensors or None, one per
+    output): for a layer whose output specs come from symbolic calls of other layers."""
+    _CAPTURED[0] = list(masks)
+
+
 def attach_symbolic_masks(layer, inputs, outputs, previous):
     """Set the ``_keras_mask`` of a symbolic call's output KerasTensors: the masks of the
     placeholder run, or else (a layer with its own output shape rule) the input's mask passed

@@ -267,3 +267,23 @@ for _name in ("uniform_candidate_sampler", "log_uniform_candidate_sampler",
 for _name in ("compute_accidental_hits", "nce_loss", "sampled_softmax_loss"):
     setattr(nn, _name, getattr(_candidates, _name))
 del _name
+from . import tfrecord as _tfrecord, example_proto as _example_proto  # noqa: E402 - TFRecord, tf.train.Example
+from . import example_parsing as _example_parsing, io_codecs as _io_codecs  # noqa: E402
+from . import audio_ops as _audio_ops  # noqa: E402 - tf.audio
+from .data import tfrecord_dataset as _tfrecord_dataset  # noqa: E402
+from . import image_color as _image_color  # noqa: E402 - HSV/YIQ/YUV, hue, saturation, SSIM
+from . import image_stateless as _image_stateless  # noqa: E402 - tf.image.stateless_random_*
+from .ops import stateless_seeds as _stateless_seeds  # noqa: E402 - tf.random.split / fold_in
+from .ops import lu_ops as _lu_ops, tridiagonal_ops as _tridiagonal_ops  # noqa: E402
+from .ops import linalg_more as _linalg_more  # noqa: E402 - sqrtm, matrix_rank, eigh_tridiagonal
+from .ops import space_batch_ops as _space_batch  # noqa: E402 - space_to_batch_nd, reverse_sequence
+from .ops import misc_more_ops as _misc_more  # noqa: E402 - bitcast, edit_distance, fingerprint
+from . import sets_ops as _sets_ops  # noqa: E402 - tf.sets
+from . import initializers_v2 as _initializers_v2  # noqa: E402 - tf.zeros_initializer, ...
+from . import debugging_more as _debugging_more  # noqa: E402 - more of tf.debugging
+for _module in (_tfrecord, _example_proto, _example_parsing, _io_codecs, _audio_ops,
+                _tfrecord_dataset, _image_color, _image_stateless, _stateless_seeds, _lu_ops,
+                _tridiagonal_ops, _linalg_more, _space_batch, _misc_more, _sets_ops,
+                _initializers_v2, _debugging_more):
+    _module.install(_sys.modules[__name__])
+del _module

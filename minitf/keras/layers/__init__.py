@@ -74,3 +74,6 @@ Convolution2DTranspose = Conv2DTranspose  # Keras's alias
 from .augment_policies import AugMix, RandAugment  # noqa: F401,E402
 from .spectrogram import MelSpectrogram, STFTSpectrogram  # noqa: F401,E402
 from .augment_clahe import ContrastLimitedAdaptiveHistogramEqualization  # noqa: F401,E402
+from .random_size import RandomHeight, RandomWidth  # noqa: F401,E402
+experimental.preprocessing.RandomHeight = RandomHeight
+experimental.preprocessing.RandomWidth = RandomWidth

@@ -7,10 +7,8 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf import audio_ops as _audio_ops
 from minitf import errors
 
-_audio_ops.install(tf)
 
 STEREO = np.array([[0.0, 0.5], [-0.5, 1.0], [-1.0, 0.999], [0.25, -0.25001], [1.5, -1.5]],
                   np.float32)

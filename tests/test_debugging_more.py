@@ -7,9 +7,6 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf import debugging_more as _m
-
-_m.install(tf)
 
 
 def test_assert_integer():

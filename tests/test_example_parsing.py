@@ -9,13 +9,7 @@ import pytest
 
 import minitf as tf
 from minitf import errors
-from minitf import example_parsing as _example_parsing
-from minitf import example_proto as _example_proto
-from minitf import tfrecord as _tfrecord
-from minitf.data import tfrecord_dataset as _tfrecord_dataset
-
-for _module in (_example_proto, _example_parsing, _tfrecord, _tfrecord_dataset):
-    _module.install(tf)
+from minitf.example_proto import DecodeError
 
 Feature, FloatList, Int64List, BytesList = (tf.train.Feature, tf.train.FloatList,
                                             tf.train.Int64List, tf.train.BytesList)
@@ -130,7 +124,7 @@ def test_message_errors():
     with pytest.raises(TypeError, match=r"Feature: float_list must be a tf.train.FloatList, "
                                         r"got list"):
         Feature(float_list=[1.0])
-    with pytest.raises(_example_proto.DecodeError, match=r"runs past the end"):
+    with pytest.raises(DecodeError, match=r"runs past the end"):
         tf.train.Example.FromString(b"\x0a\x05\x0a")
 
 

@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf import image_color as _image_color
 from minitf.testing import check_grads
 
-_image_color.install(tf)
 
 IMG = np.array([[[0.2, 0.4, 0.6], [0.9, 0.1, 0.3], [0.5, 0.5, 0.5]],
                 [[1.0, 0.0, 0.0], [0.3, 0.8, 0.2], [0.0, 0.0, 0.0]]], np.float32)

@@ -8,13 +8,7 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf import image_color as _image_color
-from minitf import image_stateless as _image_stateless
-from minitf.ops import stateless_seeds as _stateless_seeds
 
-_image_color.install(tf)
-_image_stateless.install(tf)
-_stateless_seeds.install(tf)
 
 BATCH = (np.arange(4 * 3 * 5 * 3, dtype=np.float32).reshape(4, 3, 5, 3) % 17) / 17.0
 IMAGE = BATCH[1]

@@ -7,9 +7,6 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf import initializers_v2 as _m
-
-_m.install(tf)
 
 
 def test_zeros_and_ones():

@@ -9,9 +9,6 @@ import pytest
 
 import minitf as tf
 from minitf import errors
-from minitf import io_codecs as _io_codecs
-
-_io_codecs.install(tf)
 
 
 def test_decode_raw_tf_values():

@@ -6,9 +6,6 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf import sets_ops as _m
-
-_m.install(tf)
 
 
 def _parts(sp):

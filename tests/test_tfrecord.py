@@ -13,12 +13,7 @@ import pytest
 
 import minitf as tf
 from minitf import errors, tfrecord
-from minitf import example_proto as _example_proto
-from minitf.data import tfrecord_dataset as _tfrecord_dataset
 
-tfrecord.install(tf)
-_tfrecord_dataset.install(tf)
-_example_proto.install(tf)
 
 # TF: writer.write(b"hello"); writer.write(b""); writer.write(Example(x: float_list [0.25, 4.0]))
 TF_PLAIN = bytes.fromhex(

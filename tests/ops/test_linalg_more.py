@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf.ops import linalg_more as _m
 from minitf.ops.registry import OPS
 from minitf.testing import check_grads, check_op
 
-_m.install(tf)
 
 RHS = np.array([[1., 2.], [3., 4.], [5., 6.], [7., 8.]])
 S = np.array([[4., 1., 0.], [1., 3., 0.5], [0.2, 0.1, 2.]])

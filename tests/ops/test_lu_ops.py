@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf.ops import lu_ops as _m
 from minitf.testing import check_grads
 
-_m.install(tf)
 
 A = np.array([[[2., -1., 0.5], [4., 3., -2.], [-6., 1., 1.]],
               [[0.5, 2., 1.], [1., -1., 3.], [2., 0.25, -1.]]])

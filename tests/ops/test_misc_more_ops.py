@@ -10,8 +10,6 @@ import pytest
 import minitf as tf
 from minitf.ops import misc_more_ops as _m
 
-_m.install(tf)
-
 
 @pytest.mark.parametrize("src, dtype, shape, expected", [
     (np.array([1.0, -2.5], np.float32), "int32", (2,), [1065353216, -1071644672]),

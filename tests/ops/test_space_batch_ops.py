@@ -6,10 +6,7 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf.ops import space_batch_ops as _m
 from minitf.testing import check_op
-
-_m.install(tf)
 
 
 def test_space_to_batch_nd_values():

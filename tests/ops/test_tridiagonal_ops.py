@@ -6,11 +6,9 @@ import numpy as np
 import pytest
 
 import minitf as tf
-from minitf.ops import tridiagonal_ops as _m
 from minitf.ops.registry import OPS
 from minitf.testing import check_grads, check_op
 
-_m.install(tf)
 
 DIAGS = np.array([[2., 1., 0.5, 9.], [4., 5., 6., 3.], [7., -1., 2., 1.]])
 DENSE = np.array([[4., 2., 0., 0.], [-1., 5., 1., 0.], [0., 2., 6., 0.5], [0., 0., 1., 3.]])

@@ -14,7 +14,7 @@ import numpy
 
 from . import backend as B, errors
 from .ops.convert import convert_to_tensor
-from .string_tensors import OBJECT, bytes_array, string_tensor
+from .string_tensors import OBJECT, scalar_bytes, string_tensor
 from .tensor import Tensor
 
 __all__ = ["decode_wav", "encode_wav"]
@@ -77,12 +77,7 @@ def decode_wav(contents, desired_channels=-1, desired_samples=-1, name=None):
 
     ``desired_channels``: keep the first channels, or repeat the last one, to get this many
     (-1: the file's). ``desired_samples``: crop or pad with zeros to this many (-1: all)."""
-    array = bytes_array(contents, "decode_wav: contents")
-    if array.ndim != 0:
-        raise errors.InvalidArgumentError(
-            None, None, f"decode_wav: contents must be a scalar string, got shape "
-                        f"{list(array.shape)}")
-    samples, rate = _parse_wav(array[()])
+    samples, rate = _parse_wav(scalar_bytes(contents, "decode_wav: contents"))
     audio = samples.astype(numpy.float32) / numpy.float32(32768)
     channels, count = int(desired_channels), int(desired_samples)
     if channels == 0 or channels < -1:

@@ -20,7 +20,7 @@ import numpy
 from . import backend as B
 from . import dtypes, errors
 from ._state import state
-from .string_tensors import OBJECT, bytes_array, string_tensor
+from .string_tensors import OBJECT, scalar_bytes, string_tensor
 from .tensor import Tensor
 
 __all__ = ["decode_png", "encode_png", "decode_bmp", "decode_gif", "decode_image", "is_jpeg",
@@ -42,11 +42,7 @@ def _contents(contents, where):
     eagerly: the codecs are Python code on the host."""
     if state.tracer is not None:
         state.tracer.run_eagerly(f"it calls tf.io.{where}, which runs in Python")
-    array = bytes_array(contents, f"{where}: contents")
-    if array.ndim != 0:
-        raise _invalid(f"{where}: contents must be a scalar string, got shape "
-                       f"{tuple(array.shape)}")
-    return array[()]
+    return scalar_bytes(contents, f"{where}: contents")
 
 
 def _channels(channels, allowed, where):

@@ -23,7 +23,7 @@ from . import backend as B
 from . import dtypes
 from .ops.convert import convert_to_tensor
 from .ops.registry import InvalidArgumentError
-from .string_tensors import OBJECT, bytes_array
+from .string_tensors import OBJECT, scalar_text_argument
 from .strings_convert import _to_float32
 from .strings_kernel import kernel, run_kernel, string_input
 from .tensor import Tensor
@@ -126,27 +126,18 @@ def csv_columns(record_defaults, where, allow_dtypes=False):
 
 def delimiter(field_delim, where):
     """``field_delim`` (one character) as a byte value."""
-    text = _text(field_delim, where, "field_delim")
+    text = scalar_text_argument(field_delim, where, "field_delim")
     if len(text) != 1:
         raise InvalidArgumentError(f"{where}: field_delim should be only 1 char, got "
                                    f"{text!r}")
     return text[0]
 
 
-def _text(value, where, arg):
-    try:
-        array = bytes_array(value, where)
-    except TypeError:
-        array = None
-    if array is None or array.ndim != 0:
-        raise TypeError(f"{where}: `{arg}` must be a string, got {type(value).__name__} "
-                        f"{value!r:.60}")
-    return array[()]
 
 
 def na_bytes(na_value, where):
     """``na_value`` as bytes."""
-    return _text(na_value, where, "na_value")
+    return scalar_text_argument(na_value, where, "na_value")
 
 
 def column_indices(cols, where, arg="select_cols"):

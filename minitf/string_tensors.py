@@ -85,6 +85,31 @@ def bytes_array(value, where="convert_to_tensor"):
     return out
 
 
+def scalar_bytes(value, where):
+    """The ``bytes`` of the scalar string ``value`` that an op reads (str, bytes, a 0-d
+    string array or tensor): TypeError for a non-string, InvalidArgumentError for another
+    shape, both naming ``where`` ("decode_wav: contents")."""
+    array = bytes_array(value, where)
+    if array.ndim != 0:
+        from .errors import InvalidArgumentError
+        raise InvalidArgumentError(None, None, f"{where} must be a scalar string, but had "
+                                               f"shape {tuple(array.shape)}")
+    return array[()]
+
+
+def scalar_text_argument(value, where, arg, accepted="a string"):
+    """The ``bytes`` of a Python argument that must be one string (a delimiter, a record to
+    write): TypeError naming ``where``, ``arg`` and ``accepted`` otherwise."""
+    try:
+        array = bytes_array(value, where)
+    except TypeError:
+        array = None
+    if array is None or array.ndim != 0:
+        raise TypeError(f"{where}: `{arg}` must be {accepted}, got {type(value).__name__} "
+                        f"{value!r:.60}")
+    return array[()]
+
+
 def string_tensor(array):
     """A string Tensor around a numpy object array of ``bytes`` (not copied)."""
     t = Tensor.__new__(Tensor)

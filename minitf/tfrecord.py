@@ -17,7 +17,7 @@ import numpy
 
 from . import errors
 from .io_gfile import _local, _open_temp_beside, _os_errors, _publish
-from .string_tensors import bytes_array
+from .string_tensors import scalar_text_argument
 
 __all__ = ["TFRecordWriter", "TFRecordOptions", "crc32c", "masked_crc32c"]
 
@@ -213,14 +213,8 @@ class TFRecordOptions:
 def _record_bytes(record):
     if isinstance(record, (bytes, bytearray, memoryview)):
         return bytes(record)
-    try:
-        array = bytes_array(record, "TFRecordWriter.write")
-    except TypeError:
-        array = None
-    if array is None or array.ndim != 0:
-        raise TypeError(f"TFRecordWriter.write: record must be bytes, str or a scalar tf.string "
-                        f"tensor, got {type(record).__name__} {record!r:.60}")
-    return array[()]
+    return scalar_text_argument(record, "TFRecordWriter.write", "record",
+                                "bytes, str or a scalar tf.string tensor")
 
 
 class TFRecordWriter:

@@ -148,7 +148,7 @@ def test_png_errors_name_the_problem():
         tf.io.decode_png(PNG_TF_RGB8, channels=2)
     with pytest.raises(TypeError, match="decode_png: dtype must be one of .* got float32"):
         tf.io.decode_png(PNG_TF_RGB8, dtype=tf.float32)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="scalar string, got shape"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="scalar string, but had shape"):
         tf.io.decode_png([PNG_TF_RGB8, PNG_TF_RGB8])
     with pytest.raises(TypeError, match="encode_png: image must be uint8 or uint16, got "
                                         "float32"):

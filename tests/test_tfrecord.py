@@ -110,9 +110,9 @@ def test_writer_leaves_nothing_on_error(tmp_path):
 
 def test_writer_errors(tmp_path):
     writer = tf.io.TFRecordWriter(str(tmp_path / "a.tfrecord"))
-    with pytest.raises(TypeError, match=r"TFRecordWriter.write: record must be bytes.*int 5"):
+    with pytest.raises(TypeError, match=r"TFRecordWriter.write: `record` must be bytes.*int 5"):
         writer.write(5)
-    with pytest.raises(TypeError, match=r"TFRecordWriter.write: record must be .*scalar"):
+    with pytest.raises(TypeError, match=r"TFRecordWriter.write: `record` must be .*scalar"):
         writer.write(tf.constant([b"a", b"b"]))
     writer.close()
     with pytest.raises(errors.FailedPreconditionError, match=r"TFRecordWriter.write: .*closed"):

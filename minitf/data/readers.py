@@ -152,6 +152,22 @@ class _FileLines(Dataset):
         return TensorSpec((), dtypes.string)
 
 
+def read_files(filenames, read_one_file, num_parallel_reads, where):
+    """The records of the files that the dataset ``filenames`` names (``read_one_file(name)``
+    is a dataset of one file's records): the files one after another (``num_parallel_reads``
+    None), or ``n`` at a time (``tf.data.AUTOTUNE``: the number of CPU cores), one record from
+    each in turn, as TF orders them."""
+    if num_parallel_reads is None:
+        return filenames.flat_map(read_one_file)
+    if int(num_parallel_reads) == AUTOTUNE:
+        return filenames.interleave(read_one_file, block_length=1)
+    if int(num_parallel_reads) < 1:
+        raise ValueError(f"{where}: num_parallel_reads must be None, a positive number or "
+                         f"tf.data.AUTOTUNE, got {num_parallel_reads!r}")
+    return filenames.interleave(read_one_file, cycle_length=int(num_parallel_reads),
+                                block_length=1)
+
+
 class TextLineDataset(Dataset):
     """The lines of one or more text files, one scalar ``tf.string`` element per line, the
     files one after another (``num_parallel_reads`` files at a time, their lines
@@ -174,16 +190,7 @@ class TextLineDataset(Dataset):
         def read_one_file(filename):
             return _FileLines(filename, compression, chunk_size, where)
 
-        if num_parallel_reads is None:
-            self._lines = self._filenames.flat_map(read_one_file)
-        elif int(num_parallel_reads) == AUTOTUNE:
-            self._lines = self._filenames.interleave(read_one_file, block_length=1)
-        elif int(num_parallel_reads) < 1:
-            raise ValueError(f"{where}: num_parallel_reads must be None, a positive number or "
-                             f"tf.data.AUTOTUNE, got {num_parallel_reads!r}")
-        else:
-            self._lines = self._filenames.interleave(
-                read_one_file, cycle_length=int(num_parallel_reads), block_length=1)
+        self._lines = read_files(self._filenames, read_one_file, num_parallel_reads, where)
 
     def _iterate(self):
         return self._lines._iterate()

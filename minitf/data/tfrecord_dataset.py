@@ -18,9 +18,9 @@ from .. import dtypes, errors
 from ..io_gfile import _local, _os_errors
 from ..tensor_spec import TensorSpec
 from ..tfrecord import open_decompressed, read_records
-from .dataset import AUTOTUNE, UNKNOWN_CARDINALITY, Dataset
+from .dataset import UNKNOWN_CARDINALITY, Dataset
 from .readers import (_buffer_size, _compression, _decompressed_chunks, _filenames_dataset,
-                      _scalar_string_tensor)
+                      _scalar_string_tensor, read_files)
 
 __all__ = ["TFRecordDataset", "FixedLengthRecordDataset"]
 
@@ -105,16 +105,7 @@ class _RecordFiles(Dataset):
         def read_one_file(filename):
             return _FileRecords(filename, read)
 
-        if num_parallel_reads is None:
-            self._records = self._filenames.flat_map(read_one_file)
-        elif int(num_parallel_reads) == AUTOTUNE:
-            self._records = self._filenames.interleave(read_one_file, block_length=1)
-        elif int(num_parallel_reads) < 1:
-            raise ValueError(f"{where}: num_parallel_reads must be None, a positive number or "
-                             f"tf.data.AUTOTUNE, got {num_parallel_reads!r}")
-        else:
-            self._records = self._filenames.interleave(
-                read_one_file, cycle_length=int(num_parallel_reads), block_length=1)
+        self._records = read_files(self._filenames, read_one_file, num_parallel_reads, where)
 
     def _iterate(self):
         return self._records._iterate()

@@ -348,13 +348,17 @@ class Checkpoint:
             write_tree(f, tree)
 
         atomic_write(_data_file(file_prefix), fill)
+        if options is not None:
+            from .checkpoint_reader import run_write_callbacks
+            run_write_callbacks(options, os.fspath(file_prefix))
         return os.fspath(file_prefix)
 
     def save(self, file_prefix, options=None):
         """Write ``<file_prefix>-<n>`` with ``n = save_counter + 1`` and list it in the
         directory's ``checkpoint`` file; returns that path."""
         self._save_counter.assign_add(1)
-        path = self.write(f"{os.fspath(file_prefix)}-{int(self._save_counter.numpy())}")
+        path = self.write(f"{os.fspath(file_prefix)}-{int(self._save_counter.numpy())}",
+                          options)
         directory = os.path.dirname(path) or "."
         same = os.path.normpath(path)
         existing = [p for p in _read_state(directory) if os.path.normpath(p) != same]
@@ -529,24 +533,9 @@ def _write_state(directory, prefixes):
             f.write("\n".join(lines) + "\n")
 
 
-def list_variables(ckpt_dir_or_file):
-    """``[(object path, shape)]`` of the variables saved in a checkpoint (a prefix, or a
-    directory: its latest checkpoint), sorted by path."""
-    from .training.checkpoint import read_tree
-    import h5py
-    path = os.fspath(ckpt_dir_or_file)
-    if os.path.isdir(path):
-        latest = latest_checkpoint(path)
-        if latest is None:
-            raise FileNotFoundError(f"list_variables: no checkpoint in directory {path!r}")
-        path = latest
-    with h5py.File(_data_file(path), "r") as f:
-        saved = read_tree(f)["variables"]
-    return sorted((p, list(np.shape(v))) for p, v in saved.items())
-
-
-def latest_checkpoint(checkpoint_dir, latest_filename=None):
-    """The newest checkpoint prefix recorded in ``checkpoint_dir`` whose file exists, or None."""
+def newest_checkpoint(checkpoint_dir):
+    """The newest checkpoint prefix recorded in ``checkpoint_dir`` whose file exists, or None
+    (``tf.train.latest_checkpoint``, in ``minitf.checkpoint_reader``, builds on it)."""
     for prefix in reversed(_read_state(os.fspath(checkpoint_dir))):
         if os.path.exists(_data_file(prefix)):
             return prefix
@@ -639,5 +628,4 @@ class CheckpointManager:
         return path
 
 
-__all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "latest_checkpoint",
-           "list_variables"]
+__all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "newest_checkpoint"]

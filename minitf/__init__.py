@@ -101,9 +101,9 @@ from .functional import foldl, foldr, map_fn, scan, vectorized_map  # noqa: E402
 from .module import Module, init_scope, name_scope  # noqa: E402
 from . import keras  # noqa: E402 - the Keras layer builds on everything above
 from . import checkpoint as _checkpoint  # noqa: E402
-train = _NS(Checkpoint=_checkpoint.Checkpoint, CheckpointManager=_checkpoint.CheckpointManager,
-            latest_checkpoint=_checkpoint.latest_checkpoint,
-            list_variables=_checkpoint.list_variables)
+train = _NS(Checkpoint=_checkpoint.Checkpoint, CheckpointManager=_checkpoint.CheckpointManager)
+from . import checkpoint_reader as _checkpoint_reader  # noqa: E402 - load_checkpoint, list_variables
+_checkpoint_reader.install(_sys.modules[__name__])
 from .train_ema import ExponentialMovingAverage as _EMA  # noqa: E402
 train.ExponentialMovingAverage = _EMA
 from .keras import (activations, initializers, layers, losses, metrics,  # noqa: E402

@@ -283,9 +283,10 @@ from . import initializers_v2 as _initializers_v2  # noqa: E402 - tf.zeros_initi
 from . import debugging_more as _debugging_more  # noqa: E402 - more of tf.debugging
 from . import image_boxes as _image_boxes  # noqa: E402 - tf.image NMS, crop_and_resize, boxes
 from . import image_codecs as _image_codecs  # noqa: E402 - PNG/BMP/GIF codecs (tf.io, tf.image)
+from . import lookup_tables as _lookup_tables  # noqa: E402 - tf.lookup, tf.data.experimental tables
 for _module in (_tfrecord, _example_proto, _example_parsing, _io_codecs, _audio_ops,
                 _tfrecord_dataset, _image_color, _image_stateless, _stateless_seeds, _lu_ops,
                 _tridiagonal_ops, _linalg_more, _space_batch, _misc_more, _sets_ops,
-                _initializers_v2, _debugging_more, _image_boxes, _image_codecs):
+                _initializers_v2, _debugging_more, _image_boxes, _image_codecs, _lookup_tables):
     _module.install(_sys.modules[__name__])
 del _module

@@ -83,3 +83,5 @@ del _name
 for _ns in (numpy, math, nn, linalg, core):   # later families win a shared name (core's cast)
     globals().update(vars(_ns))
 del _ns
+from . import ops_more as _ops_more  # noqa: E402 - slogdet, vectorize, rearrange
+_ops_more.install(_sys.modules[__name__])

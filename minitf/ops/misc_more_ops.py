@@ -13,7 +13,7 @@ from ..tensor import Tensor, host_value
 from . import array_ops, math_ops
 from .composite_ops import TopKV2, _flat_take, stable_argsort
 from .convert import convert_to_tensor, operand_pair
-from .registry import InvalidArgumentError, OPS, _ALIASES, apply, defop
+from .registry import InvalidArgumentError, OPS, _ALIASES, defop
 
 
 def _t(value, dtype=None):
@@ -22,20 +22,14 @@ def _t(value, dtype=None):
 
 # --- bitcast -----------------------------------------------------------------------------------
 
-def _bitcast(x, type):  # noqa: A002 - TF's attribute name
-    """The bytes of ``x`` read as ``type``: a smaller item adds a last axis of
-    ``old_size / new_size``; a larger one consumes a last axis of ``new_size / old_size``."""
-    new = numpy.dtype(type)
-    shape = tuple(x.shape)
-    x = B.xp.ascontiguousarray(x).reshape(shape)   # (ascontiguousarray makes scalars 1-D)
-    if new.itemsize == x.dtype.itemsize:
-        return x.view(new)
-    if new.itemsize < x.dtype.itemsize:
-        return x.reshape(shape + (1,)).view(new)
-    return x.view(new).reshape(shape[:-1])
+def _view_forward(x, dtype):
+    return B.xp.ascontiguousarray(x).reshape(x.shape).view(dtype)  # (which makes 0-d 1-d)
 
 
-_bitcast_op = defop("bitcast", _bitcast, type="Bitcast")
+# The bits of an array read as another dtype (numpy's ``view``: a smaller item multiplies the
+# last axis, a larger one divides it); ``bitcast`` and ``keras.ops.view`` shape around it.
+# Reinterpreting bits has no derivative: the op has no gradient rule.
+bitcast_view = defop("bitcast_view", _view_forward, type="BitcastView")
 
 
 def bitcast(input, type, name=None):  # noqa: A002
@@ -53,7 +47,11 @@ def bitcast(input, type, name=None):  # noqa: A002
                 f"bitcast: cannot bitcast {x.dtype.name} of shape {tuple(x.shape)} to "
                 f"{new.name}: the last dimension must be {ratio} ({new_size} / {old_size} "
                 f"bytes)")
-    return apply(_bitcast_op.op, (x,), {"type": new.np})
+    if new_size == old_size:
+        return bitcast_view(x, dtype=new.np)
+    if new_size < old_size:    # a new last axis of old_size / new_size items
+        return bitcast_view(array_ops.reshape(x, tuple(x.shape) + (1,)), dtype=new.np)
+    return array_ops.reshape(bitcast_view(x, dtype=new.np), tuple(x.shape)[:-1])
 
 
 # --- arithmetic and shapes ---------------------------------------------------------------------

@@ -47,6 +47,9 @@ _TEMPLATES = {
     "stable_argsort": ((_f(2, 3),), {"axis": 1, "descending": True}),
     "argpartition": ((_f(2, 3),), {"kth": 1, "axis": 1}),
     "bitcast_view": ((_f(2, 4).astype(np.float32),), {"dtype": np.dtype("int32")}),
+    # a symmetric tridiagonal matrix: its diagonal and off-diagonal (no gradient, as TF)
+    "eigh_tridiagonal": ((_f(3), _f(2)), {"eigvals_only": True, "select": "a", "low": 0,
+                                          "high": 0}),
     # CTC: time-major logits [T, B, C], labels, their lengths; the decoder's sequence lengths
     "ctc_greedy_decode": ((_f(4, 2, 3), np.array([4, 2])), {}),
     "ctc_loss_dense_backprop": ((_f(4, 2, 3), np.array([[1, 2], [2, 0]]), np.array([2, 1]),

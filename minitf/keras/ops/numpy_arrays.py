@@ -16,7 +16,7 @@ from ...ops import array_ops as _a, math_ops as _m, reduce_ops as _r
 from ...ops import slice_ops as _s
 from ...ops.composite_ops import meshgrid as _meshgrid
 from ...ops.convert import convert_to_tensor as _convert
-from ...ops.registry import defop as _defop
+from ...ops.misc_more_ops import bitcast_view as _bitcast_view
 from ...tensor import Tensor as _Tensor, host_value as _host_value
 
 
@@ -474,12 +474,6 @@ def triu(x, k=0):
 
 # --- view --------------------------------------------------------------------------------------
 
-def _view_forward(x, dtype):
-    return _B.xp.ascontiguousarray(x).view(dtype)
-
-
-# Reinterpreting bits has no derivative: the op has no gradient rule.
-_bitcast_view = _defop("bitcast_view", _view_forward, type="BitcastView")
 
 
 def view(x, dtype=None):

@@ -290,3 +290,9 @@ for _module in (_tfrecord, _example_proto, _example_parsing, _io_codecs, _audio_
                 _initializers_v2, _debugging_more, _image_boxes, _image_codecs, _lookup_tables):
     _module.install(_sys.modules[__name__])
 del _module
+from .ops import nn_more_ops as _nn_more, morphology_ops as _morphology  # noqa: E402
+from .ops import fractional_pool_ops as _fractional_pool  # noqa: E402
+from . import nn_cell_wrappers as _nn_cell_wrappers  # noqa: E402 - tf.nn.RNNCell*Wrapper
+for _module in (_nn_more, _morphology, _fractional_pool, _nn_cell_wrappers):
+    _module.install(_sys.modules[__name__])
+del _module

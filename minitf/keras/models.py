@@ -282,17 +282,17 @@ class Functional(Model):
             if not _is_kt(t):
                 raise TypeError(f"Model(inputs, outputs): expected KerasTensors (from "
                                 f"keras.Input and layer calls), got {type(t).__name__}")
-        for t in flat_in:
-            if not isinstance(t._node.layer, InputLayer):
-                raise ValueError("Model inputs must come from keras.Input(...)")
-        nodes = _topological_nodes(flat_out)
+        # as in Keras 3, an input may also be an intermediate tensor of a graph: the model
+        # then runs the layers between it and the outputs
         input_ids = {id(t) for t in flat_in}
+        nodes = _topological_nodes(flat_out, input_ids)
         for node in nodes:
             if isinstance(node.layer, InputLayer) and id(node.outputs) not in input_ids:
                 raise ValueError(f"Graph disconnected: the output depends on input "
                                  f"{node.outputs!r}, which is not among the model inputs")
         layers, seen = [], set()
-        for node in [t._node for t in flat_in] + nodes:
+        for node in [t._node for t in flat_in
+                     if isinstance(t._node.layer, InputLayer)] + nodes:
             if id(node.layer) not in seen:
                 seen.add(id(node.layer))
                 layers.append(node.layer)
@@ -439,9 +439,11 @@ def _plan_step(node):
     return (node.layer, single, args, dict(node.kwargs), out_ids)
 
 
-def _topological_nodes(outputs):
-    """The nodes the outputs depend on, each after its inputs (iterative DFS)."""
-    order, done, stack = [], set(), [(t._node, False) for t in reversed(outputs)]
+def _topological_nodes(outputs, stop_ids=()):
+    """The nodes the outputs depend on, each after its inputs (iterative DFS), not going past
+    the tensors whose ids are in ``stop_ids`` (the model's inputs)."""
+    order, done = [], set()
+    stack = [(t._node, False) for t in reversed(outputs) if id(t) not in stop_ids]
     active = set()
     while stack:
         node, expanded = stack.pop()
@@ -457,7 +459,7 @@ def _topological_nodes(outputs):
         active.add(id(node))
         stack.append((node, True))
         for t in reversed(node.inputs):
-            if id(t._node) not in done:
+            if id(t._node) not in done and id(t) not in stop_ids:
                 stack.append((t._node, False))
     return order
 

@@ -96,6 +96,9 @@ def _module_of(obj):
         return type(obj).__module__
     if type(obj) is Functional:
         return "keras.src.models.functional"  # where Keras 3 looks the class up
+    from .feature_space import FeatureSpace
+    if type(obj) is FeatureSpace:
+        return "keras.utils"
     return "keras" if isinstance(obj, Model) else "keras.layers"
 
 
@@ -364,6 +367,8 @@ def _builtin_classes():
              if isinstance(getattr(layers_module, name), type)
              and issubclass(getattr(layers_module, name), Layer)}
     found.update(Sequential=Sequential, Functional=Functional, Model=Functional)
+    from .feature_space import FeatureSpace
+    found["FeatureSpace"] = FeatureSpace
     return found
 
 

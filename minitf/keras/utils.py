@@ -120,3 +120,4 @@ def _preprocessing_namespace():
         image_dataset_from_directory=image_dataset_from_directory,
         text_dataset_from_directory=text_dataset_from_directory,
         timeseries_dataset_from_array=timeseries_dataset_from_array)
+from .feature_space import FeatureSpace  # noqa: E402,F401

@@ -16,6 +16,10 @@ from .sources import Counter
 from .readers import TextLineDataset
 from .csv import CsvDataset, make_csv_dataset
 from . import resampling as _resampling, persistence as _persistence
+from . import batching_more as _batching_more, snapshot as _snapshot
+from . import experimental_more as _more
+from .iterator import Iterator, NumpyIterator  # noqa: F401
+from .optional import IteratorSpec, Optional as _Optional  # noqa: F401
 
 
 def _cardinality(dataset):
@@ -51,8 +55,15 @@ experimental = _NS(AUTOTUNE=AUTOTUNE, INFINITE_CARDINALITY=INFINITE_CARDINALITY,
                    map_and_batch=_resampling.map_and_batch,
                    pad_to_cardinality=_resampling.pad_to_cardinality,
                    save=_persistence.experimental_save, load=_persistence.experimental_load,
-                   CsvDataset=CsvDataset, make_csv_dataset=make_csv_dataset)
+                   CsvDataset=CsvDataset, make_csv_dataset=make_csv_dataset,
+                   Optional=_Optional, get_next_as_optional=lambda iterator:
+                   iterator.get_next_as_optional(),
+                   dense_to_ragged_batch=_batching_more.dense_to_ragged_batch,
+                   dense_to_sparse_batch=_batching_more.dense_to_sparse_batch,
+                   **{name: getattr(_more, name) for name in _more.__all__})
+
+del _snapshot  # imported for the Dataset methods it adds
 
 __all__ = ["Dataset", "DatasetSpec", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",
            "UNKNOWN_CARDINALITY", "Options", "ThreadingOptions", "TextLineDataset",
-           "experimental"]
+           "Iterator", "IteratorSpec", "NumpyIterator", "experimental"]

@@ -35,8 +35,10 @@ from .. import dtypes, string_tensors
 from ..nest import flatten, map_structure, pack_sequence_as
 from ..ops.convert import convert_to_tensor
 from ..ops.registry import InvalidArgumentError, OpError
+from ..ragged_tensor import RaggedTensor
 from ..tensor import Tensor, TensorShape  # noqa: F401
 from ..tensor_spec import TensorSpec
+from . import composite
 from .binding import bind_now
 
 __all__ = ["Dataset", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
@@ -62,6 +64,8 @@ def _structure(value):
 def _as_tensor(value):
     if isinstance(value, Tensor):
         return value
+    if isinstance(value, composite.COMPOSITES):
+        return value
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, Tensor) for v in value):
         return Tensor(B.xp.stack([v._value for v in value]))
     return convert_to_tensor(value)
@@ -76,6 +80,8 @@ def _spec(t, batch_dim_none=False):
     if isinstance(t, Dataset):
         from .transforms import DatasetSpec
         return DatasetSpec(t.element_spec)
+    if not isinstance(t, Tensor):
+        return composite.spec_of(t)
     shape = tuple(t._value.shape)
     if batch_dim_none and shape:
         shape = (None,) + shape[1:]
@@ -94,6 +100,10 @@ class Dataset:
     """A re-iterable sequence of elements; build one with ``from_tensor_slices``,
     ``from_tensors``, ``range`` or ``from_generator`` and chain transformations."""
 
+    # True where elements may hold the dense rows of a ragged tensor, which ``batch`` must
+    # join as a RaggedTensor (their spec says so; see composite.py)
+    _ragged_rows = False
+
     # --- what subclasses provide --------------------------------------------------------------
     def _iterate(self):
         raise NotImplementedError
@@ -105,13 +115,21 @@ class Dataset:
     @staticmethod
     def from_tensor_slices(tensors, name=None):
         """One element per row (first dimension) of every tensor in ``tensors`` (a tensor, a
-        tuple or a dict of them; a list counts as one tensor, as in TF)."""
-        return _Slices(_structure(tensors))
+        tuple or a dict of them; a list counts as one tensor, as in TF; SparseTensors and
+        RaggedTensors give their rows)."""
+        structure = _structure(tensors)
+        if any(isinstance(leaf, composite.COMPOSITES) for leaf in flatten(structure)):
+            from .batching_more import CompositeSlices
+            return CompositeSlices(structure)
+        return _Slices(structure)
 
     @staticmethod
     def from_tensors(tensors, name=None):
         """A dataset of exactly one element, ``tensors``."""
-        return _Elements([_structure(tensors)])
+        element = _structure(tensors)
+        dataset = _Elements([element])
+        dataset._ragged_rows = any(isinstance(leaf, RaggedTensor) for leaf in flatten(element))
+        return dataset
 
     @staticmethod
     def range(*args, output_type=dtypes.int64, name=None):
@@ -130,8 +148,9 @@ class Dataset:
             raise TypeError("Dataset.from_generator: `generator` must be callable (a "
                             "function returning an iterator), got "
                             f"{type(generator).__name__}")
+        from .generator import _Generator, signature_of
         if output_signature is None and output_types is not None:
-            output_signature = _signature_of(output_types, output_shapes)
+            output_signature = signature_of(output_types, output_shapes)
         return _Generator(generator, tuple(args or ()), output_signature)
 
     @staticmethod
@@ -239,12 +258,10 @@ class Dataset:
         return DatasetIterator(self)
 
     def as_numpy_iterator(self):
-        """The elements with numpy arrays (host copies) in place of tensors."""
-        for element in self._iterate():
-            if any(isinstance(leaf, Dataset) for leaf in flatten(element)):
-                raise TypeError("Dataset.as_numpy_iterator() is not supported for datasets "
-                                "whose elements are datasets (such as `window`'s)")
-            yield map_structure(_host, element)
+        """A ``tf.data.NumpyIterator``: the elements with numpy arrays (host copies) in place
+        of tensors."""
+        from .iterator import NumpyIterator
+        return NumpyIterator(self)
 
     def cardinality(self):
         """The number of elements as an int64 scalar tensor; ``INFINITE_CARDINALITY`` (-1)
@@ -334,60 +351,16 @@ class _Range(Dataset):
         return TensorSpec((), self.dtype)
 
 
-def _signature_of(types, shapes):
-    """``output_types`` / ``output_shapes`` (TF's older arguments) as a nest of TensorSpecs."""
-    if isinstance(types, dict):
-        return {k: _signature_of(t, None if shapes is None else shapes[k])
-                for k, t in types.items()}
-    if isinstance(types, (tuple, list)):
-        return tuple(_signature_of(t, None if shapes is None else shapes[i])
-                     for i, t in enumerate(types))
-    return TensorSpec(None if shapes is None else tuple(shapes), types)
-
-
-def _conform(spec, value, where):
-    """A generator's element in the structure and dtypes of ``output_signature`` (TF converts
-    each value to its spec's dtype and checks its shape)."""
-    if isinstance(spec, TensorSpec):
-        array = np.asarray(_host(value) if isinstance(value, Tensor) else value,
-                           dtype=spec.dtype.np)
-        if not spec.is_compatible_with(array):
-            raise InvalidArgumentError(
-                f"Dataset.from_generator: {where} has shape {array.shape}, but "
-                f"output_signature declares {spec.shape} ({spec})")
-        return Tensor(B.xp.asarray(array))
-    if isinstance(spec, dict):
-        if not isinstance(value, dict) or set(value) != set(spec):
-            raise TypeError(f"Dataset.from_generator: {where} must be a dict with keys "
-                            f"{sorted(spec)}, got {value!r:.80}")
-        return {k: _conform(spec[k], value[k], f"{where}[{k!r}]") for k in spec}
-    if not isinstance(value, (tuple, list)) or len(value) != len(spec):
-        raise TypeError(f"Dataset.from_generator: {where} must be a sequence of {len(spec)} "
-                        f"values as output_signature declares, got {value!r:.80}")
-    return tuple(_conform(s, v, f"{where}[{i}]") for i, (s, v) in enumerate(zip(spec, value)))
-
-
-class _Generator(Dataset):
-    def __init__(self, generator, args, signature):
-        self.generator, self.args, self.signature = generator, args, signature
-
-    def _iterate(self):
-        for element in self.generator(*self.args):
-            if self.signature is None:
-                yield _structure(element)
-            else:
-                yield _conform(self.signature, element, "an element")
-
-    def _element_spec(self):
-        return self.signature if self.signature is not None else super()._element_spec()
-
-
 class _Zip(Dataset):
     def __init__(self, datasets):
         for d in flatten(datasets):
             if not isinstance(d, Dataset):
                 raise TypeError(f"Dataset.zip: expected datasets, got {type(d).__name__}")
         self.datasets = datasets
+
+    @property
+    def _ragged_rows(self):
+        return any(d._ragged_rows for d in flatten(self.datasets))
 
     def _iterate(self):
         flat = list(flatten(self.datasets))
@@ -415,6 +388,10 @@ def _pack_dict(datasets, elements):
 class _Unary(Dataset):
     def __init__(self, source):
         self.source = source
+
+    @property
+    def _ragged_rows(self):
+        return self.source._ragged_rows
 
     def _cardinality(self):
         return self.source._cardinality()
@@ -495,7 +472,7 @@ def _dims(spec):
 
 def _merge_specs(a, b):
     if not (isinstance(a, TensorSpec) and isinstance(b, TensorSpec)):
-        return a
+        return a._merge(b) if hasattr(a, "_merge") else a
     da, db = _dims(a), _dims(b)
     if da is None or db is None or len(da) != len(db):
         return TensorSpec(None, a.dtype)
@@ -539,11 +516,17 @@ class _Filter(_Unary):
         return self.source._element_spec()
 
 
-def _stack(elements):
+def _stack(elements, ragged=()):
+    """The elements batched; components in ``ragged`` (flat indices), SparseTensors and
+    RaggedTensors are joined by ``composite``."""
     flat = [list(flatten(e)) for e in elements]
     out = []
     for i in range(len(flat[0])):
-        values = [f[i]._value for f in flat]
+        column = [f[i] for f in flat]
+        if i in ragged or not isinstance(column[0], Tensor):
+            out.append(composite.batch_column(column, i, i in ragged))
+            continue
+        values = [t._value for t in column]
         shapes = {tuple(v.shape) for v in values}
         if len(shapes) != 1:
             raise ValueError(f"Dataset.batch: cannot batch tensors of different shapes "
@@ -557,7 +540,17 @@ class _Batch(_Unary):
         super().__init__(source)
         self.size, self.drop_remainder = size, drop_remainder
 
+    _ragged = None
+
+    def _ragged_columns(self):
+        """The flat indices of components typed ragged (computed once)."""
+        if self._ragged is None:
+            self._ragged = composite.ragged_columns(self.source._element_spec()) \
+                if self.source._ragged_rows else ()
+        return self._ragged
+
     def _iterate(self):
+        self._ragged_columns()
         buf = []
         for element in self.source._iterate():
             buf.append(element)
@@ -568,7 +561,8 @@ class _Batch(_Unary):
             yield self._combine(buf)
 
     def _combine(self, elements):
-        return _stack(elements)
+        ragged = self._ragged
+        return _stack(elements, ragged if ragged is not None else self._ragged_columns())
 
     @property
     def static_batch_size(self):
@@ -584,13 +578,17 @@ class _Batch(_Unary):
     def _element_spec(self):
         inner = self.source._element_spec()
         first = None if not self.drop_remainder else self.size
-        return map_structure(lambda s: TensorSpec((first,) + tuple(s.shape), s.dtype), inner)
+        return map_structure(lambda s: TensorSpec((first,) + tuple(s.shape), s.dtype)
+                             if isinstance(s, TensorSpec) else s._batch(first), inner)
 
 
 class _Unbatch(_Unary):
     def _iterate(self):
         for element in self.source._iterate():
             leaves = list(flatten(element))
+            if not all(isinstance(t, Tensor) for t in leaves):
+                yield from composite.unbatch_element(element, leaves)
+                continue
             if any(t._value.ndim == 0 for t in leaves):
                 raise ValueError("Dataset.unbatch: cannot unbatch an input with scalar "
                                  "components")
@@ -617,7 +615,7 @@ class _Unbatch(_Unary):
                     raise ValueError("Dataset.unbatch: cannot unbatch an input with scalar "
                                      "components")
                 return TensorSpec(s._dims[1:], s.dtype)
-            return s
+            return s._unbatch() if hasattr(s, "_unbatch") else s
         return map_structure(inner, self.source._element_spec())
 
 
@@ -760,6 +758,10 @@ class _Concatenate(Dataset):
 
     def _cardinality(self):
         return _add_counts(self.first._cardinality(), self.second._cardinality())
+
+    @property
+    def _ragged_rows(self):
+        return self.first._ragged_rows or self.second._ragged_rows
 
     def _element_spec(self):
         second = list(flatten(self.second._element_spec()))

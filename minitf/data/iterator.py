@@ -21,13 +21,28 @@ full on every call in TF; a plan cannot repeat that, so such a function runs eag
 """
 import collections
 
+from .. import backend as B
 from .. import errors
 from .._state import PauseRecording, state
-from ..nest import flatten, pack_sequence_as
+from ..nest import flatten, map_structure, pack_sequence_as
 from ..tensor import Tensor
 
 
-class DatasetIterator:
+class Iterator:
+    """``tf.data.Iterator``: the type of ``iter(dataset)`` (``isinstance`` checks)."""
+
+    @property
+    def element_spec(self):
+        raise NotImplementedError
+
+    def get_next(self):
+        raise NotImplementedError
+
+    def get_next_as_optional(self):
+        raise NotImplementedError
+
+
+class DatasetIterator(Iterator):
     """``iter(dataset)``: yields the dataset's elements once, in order."""
 
     def __init__(self, dataset):
@@ -56,9 +71,22 @@ class DatasetIterator:
         except StopIteration:
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
 
+    def get_next_as_optional(self):
+        """The next element as a ``tf.experimental.Optional``, empty at the end."""
+        from .optional import Optional
+        try:
+            return Optional.from_value(next(self))
+        except StopIteration:
+            return Optional.empty(self._dataset.element_spec)
+
     @property
     def element_spec(self):
         return self._dataset.element_spec
+
+    @property
+    def _type_spec(self):
+        from .optional import IteratorSpec
+        return IteratorSpec(self.element_spec)
 
     # --- for function plans ------------------------------------------------------------------
     def _next_element(self):
@@ -122,3 +150,37 @@ def push_back(read):
         by_iterator.setdefault(id(iterator), (iterator, []))[1].append(element)
     for iterator, elements in by_iterator.values():
         iterator._push_back(elements)
+
+
+def _to_numpy(leaf):
+    if isinstance(leaf, Tensor):
+        value = B.to_numpy(leaf._value)
+        return value[()] if value.ndim == 0 else value   # a numpy scalar, as TF gives
+    from .dataset import Dataset
+    if isinstance(leaf, Dataset):
+        raise TypeError("Dataset.as_numpy_iterator() is not supported for datasets whose "
+                        "elements are datasets (such as `window`'s)")
+    from .composite import to_numpy
+    return to_numpy(leaf)
+
+
+class NumpyIterator:
+    """``tf.data.NumpyIterator`` (``dataset.as_numpy_iterator()``): the elements once, in
+    order, with numpy arrays (host copies) in place of tensors."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._elements = iter(dataset._iterate())
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return map_structure(_to_numpy, next(self._elements))
+
+    def next(self):
+        return self.__next__()
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec

@@ -113,6 +113,9 @@ def map_spec(fn, source):
     finally:
         if saved is not None:
             random_ops.set_state(saved)
+    # an input component returned unchanged keeps its input's spec, as a trace would give
+    passed = {id(leaf): spec for leaf, spec in zip(flatten(first), in_specs)}
+    specs = [passed.get(id(t), s) for t, s in zip(outs, specs)]
     stated = {}
     for tensor, shape in calls:
         stated.setdefault(id(tensor), []).append(shape)

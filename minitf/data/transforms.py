@@ -214,7 +214,12 @@ class _PaddedBatch(_Batch):
         shapes = _per_component(structure, self.padded_shapes, "padded_shapes", False) \
             if self.padded_shapes is not None else [None] * len(flatten(structure))
         values = _per_component(structure, self.padding_values, "padding_values", True)
-        columns = zip(*[flatten(e) for e in elements])
+        columns = list(zip(*[flatten(e) for e in elements]))
+        for i, column in enumerate(columns):
+            if not isinstance(column[0], Tensor):
+                raise TypeError(f"Dataset.padded_batch: component {i} is a "
+                                f"{type(column[0]).__name__}; padded_batch takes dense tensors "
+                                f"only (use batch, or ragged_batch for varying shapes)")
         out = [self._pad_column(i, [t._value for t in column], _dims(shape), value)
                for i, (column, shape, value) in enumerate(zip(columns, shapes, values))]
         return pack_sequence_as(structure, out)

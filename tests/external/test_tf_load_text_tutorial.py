@@ -13,8 +13,9 @@ labels for raw strings.
 Iliad part: `tf.data.TextLineDataset` per file, `labeler`, `concatenate`,
 `shuffle(reshuffle_each_iteration=False)`, `take`/`skip`, `padded_batch`, fit, evaluate and
 inference on raw strings. The tutorial tokenizes there with tensorflow_text and a
-`StaticVocabularyTable`; this port uses `TextVectorization(standardize=tf.strings.lower,
-max_tokens=...)` adapted on the texts instead. The tfds part is skipped.
+`StaticVocabularyTable`: `test_iliad_vocabulary_table` follows that path with
+`tf.strings.lower`/`split` in place of tensorflow_text; `test_iliad` trains with
+`TextVectorization(standardize=tf.strings.lower, max_tokens=...)`. The tfds part is skipped.
 
 Changed: small synthetic data written to `tmp_path` instead of downloads (class words among
 shared words, so the classes are separable), a smaller `VALIDATION_SIZE`/`BATCH_SIZE` and
@@ -461,3 +462,64 @@ def test_iliad_export_model():
     expected = tf.sigmoid(model(preprocess_layer(texts)))
     np.testing.assert_allclose(export_model.predict(texts, verbose=0), expected.numpy(),
                                rtol=1e-5)
+
+
+def test_iliad_vocabulary_table(tmp_path):
+    """The tutorial's own Iliad preprocessing: a vocabulary counted over the tokenized lines,
+    `tf.lookup.KeyValueTensorInitializer(keys, range(2, len(vocab) + 2))` and a
+    `StaticVocabularyTable` with one OOV bucket, looked up inside `Dataset.map`. The tutorial
+    tokenizes with tensorflow_text (`case_fold_utf8`, `UnicodeScriptTokenizer`); here
+    `tf.strings.lower` and `tf.strings.split` stand in for them."""
+    written = write_translations(tmp_path, 40, seed=3)
+
+    def labeler(example, index):
+        return example, tf.cast(index, tf.int64)
+
+    labeled_data_sets = []
+    for i, file_name in enumerate(FILE_NAMES):
+        lines_dataset = tf.data.TextLineDataset(str(tmp_path/file_name))
+        labeled_data_sets.append(lines_dataset.map(lambda ex: labeler(ex, i)))
+    all_labeled_data = labeled_data_sets[0]
+    for labeled_dataset in labeled_data_sets[1:]:
+        all_labeled_data = all_labeled_data.concatenate(labeled_dataset)
+
+    def tokenize(text, unused_label):
+        return tf.strings.split(tf.strings.lower(text))
+
+    tokenized_ds = all_labeled_data.map(tokenize)
+    vocab_dict = collections.defaultdict(lambda: 0)
+    for toks in tokenized_ds.as_numpy_iterator():
+        for tok in toks:
+            vocab_dict[tok] += 1
+    vocab = sorted(vocab_dict.items(), key=lambda x: x[1], reverse=True)
+    vocab = [token for token, count in vocab]
+    VOCAB_SIZE = 12
+    vocab = vocab[:VOCAB_SIZE]
+    vocab_size = len(vocab)
+
+    keys = vocab
+    values = range(2, len(vocab) + 2)  # Reserve `0` for padding, `1` for OOV tokens.
+    init = tf.lookup.KeyValueTensorInitializer(
+        keys, values, key_dtype=tf.string, value_dtype=tf.int64)
+    num_oov_buckets = 1
+    vocab_table = tf.lookup.StaticVocabularyTable(init, num_oov_buckets)
+    assert int(vocab_table.size()) == vocab_size + 1
+
+    def preprocess_text(text, label):
+        standardized = tf.strings.lower(text)
+        tokenized = tf.strings.split(standardized)
+        vectorized = vocab_table.lookup(tokenized)
+        return vectorized, label
+
+    all_encoded_data = all_labeled_data.map(preprocess_text)
+    lines = [line for lines in written for line in lines]
+    for (ids, label), line, want_label in zip(all_encoded_data, lines,
+                                              [k for k, ls in enumerate(written) for _ in ls]):
+        # Known tokens: 2 + their rank. The OOV bucket's id is the number of keys plus the
+        # bucket (TF's rule), here vocab_size: the same id as the last-but-one token, which is
+        # why the tutorial then sizes its embedding with `vocab_size += 2`.
+        want = [2 + vocab.index(t.encode()) if t.encode() in vocab else vocab_size
+                for t in line.lower().split()]
+        assert ids.numpy().tolist() == want and int(label) == want_label
+    batch, _ = next(iter(all_encoded_data.padded_batch(8)))
+    assert batch.dtype == tf.int64 and batch.shape[0] == 8

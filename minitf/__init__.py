@@ -126,6 +126,8 @@ from .config import device  # noqa: E402
 autograph = _NS(set_verbosity=debugging.set_verbosity,
                 experimental=_NS(do_not_convert=debugging.do_not_convert))
 test = _NS(is_gpu_available=config._is_gpu_available, gpu_device_name=config._gpu_device_name)
+from . import test_platform as _test_platform  # noqa: E402 - tf.test.TestCase, main, ...
+_test_platform.install(_sys.modules[__name__])
 math.reduce_variance = _composite.reduce_variance
 math.reduce_std = _composite.reduce_std
 math.l2_normalize = nn.l2_normalize = linalg.l2_normalize = _composite.l2_normalize

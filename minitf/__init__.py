@@ -288,11 +288,12 @@ from . import image_codecs as _image_codecs  # noqa: E402 - PNG/BMP/GIF codecs (
 from . import lookup_tables as _lookup_tables  # noqa: E402 - tf.lookup, tf.data.experimental tables
 from .data import experimental_more as _data_more  # noqa: E402 - SparseTensorSpec, Optional, ...
 from . import linear_operator as _linear_operator  # noqa: E402 - tf.linalg.LinearOperator*
+from . import experimental_numpy as _experimental_numpy  # noqa: E402 - tf.experimental.numpy
 for _module in (_tfrecord, _example_proto, _example_parsing, _io_codecs, _audio_ops,
                 _tfrecord_dataset, _image_color, _image_stateless, _stateless_seeds, _lu_ops,
                 _tridiagonal_ops, _linalg_more, _space_batch, _misc_more, _sets_ops,
                 _initializers_v2, _debugging_more, _image_boxes, _image_codecs, _lookup_tables,
-                _data_more, _linear_operator):
+                _data_more, _linear_operator, _experimental_numpy):
     _module.install(_sys.modules[__name__])
 del _module
 from .ops import nn_more_ops as _nn_more, morphology_ops as _morphology  # noqa: E402

@@ -302,3 +302,11 @@ from . import nn_cell_wrappers as _nn_cell_wrappers  # noqa: E402 - tf.nn.RNNCel
 for _module in (_nn_more, _morphology, _fractional_pool, _nn_cell_wrappers):
     _module.install(_sys.modules[__name__])
 del _module
+from . import sparse_more as _sparse_more, ragged_more as _ragged_more  # noqa: E402
+from . import strings_unicode_more as _strings_unicode_more  # noqa: E402
+from . import tensor_proto as _tensor_proto  # noqa: E402 - tf.io.serialize_tensor, parse_tensor
+from .ops import random_stateless_more as _random_stateless_more  # noqa: E402
+for _module in (_sparse_more, _ragged_more, _strings_unicode_more, _tensor_proto,
+                _random_stateless_more):
+    _module.install(_sys.modules[__name__])
+del _module

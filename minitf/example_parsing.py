@@ -199,6 +199,10 @@ def _sparse(per_example, dtype, batched):
 
 def _parse(serialized, features, where):
     """The parsed features of a scalar or vector of serialized Examples."""
+    finish = None
+    if isinstance(features, dict):   # SparseFeature / RaggedFeature: through VarLenFeatures
+        from .example_features import composite_specs
+        features, finish = composite_specs(features, where)
     checked = _check_specs(features, where)
     records = bytes_array(serialized, f"{where}: serialized")
     if records.ndim > 1:
@@ -253,7 +257,7 @@ def _parse(serialized, features, where):
             out[key] = _tensor(stacked)
         else:
             out[key] = _tensor(numpy.array(results[0], _NP_DTYPE[dtype.name]))
-    return out
+    return out if finish is None else finish(out, batched)
 
 
 def parse_single_example(serialized, features, name=None, example_names=None):
@@ -320,5 +324,7 @@ def parse_single_sequence_example(serialized, context_features=None, sequence_fe
 
 def install(tf):
     """Set the parsing functions and feature specs on ``tf.io`` (idempotent)."""
+    from .example_features import RaggedFeature, SparseFeature
     for name in __all__:
         setattr(tf.io, name, globals()[name])
+    tf.io.SparseFeature, tf.io.RaggedFeature = SparseFeature, RaggedFeature

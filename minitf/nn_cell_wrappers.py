@@ -73,12 +73,8 @@ class _RNNCellWrapper(Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from .keras.layers.serialization import deserialize
-        config = dict(config)
-        cell = config.pop("cell")
-        if isinstance(cell, dict):
-            cell = deserialize(cell, custom_objects)
-        return cls(cell, **config)
+        from .keras.layers.serialization import from_config_with_nested
+        return from_config_with_nested(cls, config, "cell", custom_objects)
 
 
 class RNNCellDropoutWrapper(_RNNCellWrapper):

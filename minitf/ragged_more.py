@@ -11,7 +11,7 @@ from . import dtypes
 from .ops.convert import convert_to_tensor
 from .ops.registry import InvalidArgumentError
 from .ragged_tensor import RaggedTensor, nvals, take_values
-from .sparse_more import crossed_rows, feature_rows, runs_in_python
+from .sparse_more import crossed_rows, crossed_values, feature_rows, runs_in_python
 from .sparse_tensor import SparseTensor
 from .string_tensors import OBJECT, string_tensor
 from .tensor import Tensor
@@ -94,14 +94,7 @@ def _cross(inputs, where, hashed, num_buckets=0, hash_key=None):
     columns = [feature_rows(x if isinstance(x, (SparseTensor, RaggedTensor)) else _tensor(x),
                             where, i) for i, x in enumerate(inputs)]
     rows = crossed_rows(columns, where, hashed, num_buckets, hash_key)
-    flat = [v for r in rows for v in r]
-    if hashed:
-        values = Tensor(B.from_numpy(numpy.asarray(flat, _I64).reshape(-1)))
-    else:
-        array = numpy.empty(len(flat), OBJECT)
-        array[:] = flat
-        values = string_tensor(array)
-    return RaggedTensor._make(values, _splits([len(r) for r in rows]))
+    return RaggedTensor._make(crossed_values(rows, hashed), _splits([len(r) for r in rows]))
 
 
 def cross(inputs, name=None):

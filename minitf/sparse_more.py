@@ -199,6 +199,16 @@ def feature_rows(value, where, index):
     return out
 
 
+def crossed_values(rows, hashed):
+    """The crosses of all rows end to end: an int64 tensor (hashed) or a string tensor."""
+    flat = [v for r in rows for v in r]
+    if hashed:
+        return Tensor(B.from_numpy(numpy.asarray(flat, _I64).reshape(-1)))
+    array = numpy.empty(len(flat), OBJECT)
+    array[:] = flat
+    return string_tensor(array)
+
+
 def crossed_rows(columns, where, hashed=False, num_buckets=0, hash_key=None, separator=b"_X_"):
     """The crosses of each row: every combination of one feature per column (the last
     column varying fastest), joined by ``separator`` (bytes) or hashed (int64)."""
@@ -242,14 +252,8 @@ def _cross(inputs, where, hashed, num_buckets=0, hash_key=None, separator=b"_X_"
     width = max((len(r) for r in rows), default=0)
     indices = numpy.asarray([[i, j] for i, r in enumerate(rows) for j in range(len(r))],
                             _I64).reshape(-1, 2)
-    flat = [v for r in rows for v in r]
-    if hashed:
-        values = Tensor(B.from_numpy(numpy.asarray(flat, _I64).reshape(-1)))
-    else:
-        array = numpy.empty(len(flat), OBJECT)
-        array[:] = flat
-        values = string_tensor(array)
-    return SparseTensor._trusted(int64_tensor(indices), values, (len(rows), width))
+    return SparseTensor._trusted(int64_tensor(indices), crossed_values(rows, hashed),
+                                 (len(rows), width))
 
 
 def cross(inputs, name=None, separator=None):

@@ -361,12 +361,8 @@ class RNN(Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from .serialization import deserialize
-        config = dict(config)
-        cell = config.pop("cell")
-        if isinstance(cell, dict):
-            cell = deserialize(cell, custom_objects)
-        return cls(cell, **config)
+        from .serialization import from_config_with_nested
+        return from_config_with_nested(cls, config, "cell", custom_objects)
 
 
 # --- the layers with a built-in cell -----------------------------------------------------------

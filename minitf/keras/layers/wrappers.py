@@ -213,12 +213,8 @@ class Wrapper(Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from .serialization import deserialize
-        config = dict(config)
-        layer = config.pop("layer")
-        if isinstance(layer, dict):
-            layer = deserialize(layer, custom_objects)
-        return cls(layer, **config)
+        from .serialization import from_config_with_nested
+        return from_config_with_nested(cls, config, "layer", custom_objects)
 
 
 class TimeDistributed(Wrapper):

@@ -23,6 +23,8 @@ from .trainer_data import (EpochIterator, is_batch_source, pack_x_y_sample_weigh
 def _callback_list(callbacks, model, verbose, **params):
     if isinstance(callbacks, callbacks_module.CallbackList):
         return callbacks
+    if isinstance(callbacks, callbacks_module.Callback):
+        callbacks = [callbacks]    # one callback, as Keras accepts it
     cbs = list(callbacks or [])
     cbs_list = callbacks_module.CallbackList(cbs, add_history=params.pop("add_history", False),
                                              model=model)

@@ -21,6 +21,7 @@ from .utils_files import (get_file, image_dataset_from_directory, load_img,  # n
                           save_img)
 from .utils_more import *  # noqa: F401,F403 - get_source_inputs, Config, logging switches
 from .utils_text_files import text_dataset_from_directory  # noqa: F401
+from .utils_audio_files import audio_dataset_from_directory  # noqa: F401
 from .plot_model import model_to_dot, plot_model  # noqa: F401
 
 Sequence = PyDataset

@@ -285,7 +285,8 @@ def save_img(path, x, data_format=None, file_format=None, scale=True, **kwargs):
 
 # How each kind of file is named in the messages: (the files, the samples, what was not found).
 _NOUNS = {"image": ("image files", "images", "images"),
-          "text": ("text files", "text samples", "text files")}
+          "text": ("text files", "text samples", "text files"),
+          "audio": ("audio files", "audio samples", "audio files")}
 
 
 def _check_label_args(where, kind, labels, label_mode, class_names):
@@ -380,7 +381,7 @@ def _list_labelled_files(where, kind, directory, labels, label_mode, class_names
                              f"{len(labels)} while we found {len(file_paths)} files in "
                              f"directory {directory}.")
         file_labels = [int(v) for v in labels]
-        class_names = [str(i) for i in range(max(file_labels, default=-1) + 1)]
+        class_names = [str(label) for label in sorted(set(file_labels))]   # Keras's
     if verbose:
         if labels is None:
             print(f"Found {len(file_paths)} files.")

@@ -452,3 +452,24 @@ def test_compute_loss_override_without_training_argument_serves_evaluate():
     x = np.array([[1.0, 2.0], [0.5, -1.0]], "float32")
     y = np.zeros((2, 1), "float32")
     assert model.evaluate(x, y, verbose=0) == pytest.approx(2.0 * (9.0 + 0.25) / 2, rel=1e-6)
+
+
+def test_one_callback_not_in_a_list():
+    # Keras accepts `callbacks=<a Callback>` (TF's "Simple audio recognition" tutorial passes
+    # EarlyStopping so); the run is the same as with a list.
+    x, y = _data()
+    seen = []
+
+    class Record(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append((epoch, round(logs["loss"], 6)))
+
+    runs = []
+    for callbacks in (Record(), [Record()]):
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        seen.clear()
+        model.fit(x, y, epochs=3, verbose=0, callbacks=callbacks)
+        runs.append(list(seen))
+    assert len(runs[0]) == 3 and runs[0] == runs[1]

@@ -310,3 +310,6 @@ for _module in (_sparse_more, _ragged_more, _strings_unicode_more, _tensor_proto
                 _random_stateless_more):
     _module.install(_sys.modules[__name__])
 del _module
+from .dtypes import complex64, complex128  # noqa: E402,F401
+from . import signal_ops as _signal_ops  # noqa: E402 - tf.complex, tf.math.real/imag, tf.signal
+_signal_ops.install(_sys.modules[__name__])

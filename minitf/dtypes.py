@@ -46,7 +46,7 @@ class DType:
         return self._info("maximum").max
 
     def _info(self, what):
-        if self.is_bool or self.name == "string":
+        if self.is_bool or self.name == "string" or self.is_complex:
             raise TypeError(f"Cannot find {what} value of {self} with type {self}.")
         if self.is_integer:
             return numpy.iinfo(self.np)
@@ -76,6 +76,11 @@ class DType:
     @property
     def is_complex(self):
         return self.np.kind == "c"
+
+    @property
+    def real_dtype(self):
+        """The dtype of the real and imaginary parts (complex64 -> float32); else itself."""
+        return real_dtype(self)
 
 
 _BY_NP = {}
@@ -109,14 +114,17 @@ uint64 = _dtype_of_np(numpy.dtype("uint64"))
 bool = _dtype_of_np(numpy.dtype("bool"))  # noqa: A001 - TF's name
 bfloat16 = _dtype_of_np(numpy.dtype(_np_bfloat16)) if _np_bfloat16 is not None else None
 string = _dtype_of_np(numpy.dtype(object))   # byte strings, held as numpy object arrays
+complex64 = _dtype_of_np(numpy.dtype("complex64"))
+complex128 = _dtype_of_np(numpy.dtype("complex128"))
 half = float16
 double = float64
 
 _BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
-                                uint32, uint64, bool, string)}
+                                uint32, uint64, bool, string, complex64, complex128)}
 if bfloat16 is not None:
     _BY_NAME["bfloat16"] = bfloat16
 _BY_NAME.update(half=float16, float=float32, double=float64)
+_BY_NAME.update(cfloat=complex64, cdouble=complex128)
 
 
 def as_dtype(value):
@@ -141,7 +149,7 @@ def as_dtype(value):
                         f"{sorted(_BY_NAME)}") from None
     if np_dtype.kind in "OUS":   # numpy's object, str and bytes dtypes: TF's string
         return string
-    if np_dtype.kind not in "biuf" and not _is_bfloat16(np_dtype):
+    if np_dtype.kind not in "biufc" and not _is_bfloat16(np_dtype):
         raise TypeError(f"unsupported dtype {np_dtype}; expected one of {sorted(_BY_NAME)}")
     return _dtype_of_np(np_dtype)
 
@@ -149,6 +157,19 @@ def as_dtype(value):
 def is_float(np_dtype):
     """True for floating numpy dtypes (the only ones that carry gradients)."""
     return np_dtype.kind == "f" or _is_bfloat16(np_dtype)
+
+
+def is_complex(np_dtype):
+    """True for complex numpy dtypes (complex64, complex128)."""
+    return numpy.dtype(np_dtype).kind == "c"
+
+
+def real_dtype(dtype):
+    """The real dtype of a complex dtype (complex64 -> float32); other dtypes unchanged."""
+    dtype = as_dtype(dtype)
+    if dtype.is_complex:
+        return _dtype_of_np(numpy.dtype(f"float{dtype.size * 4}"))
+    return dtype
 
 
 def saturate_cast(value, dtype, name=None):

@@ -137,7 +137,7 @@ def _jvp_of(op, tangents, inputs, y, attrs):
     if callable(kind):
         return kind(F, tuple(tangents), tuple(inputs), y, **attrs)
     if kind == "linear":
-        args = [t if t is not None else (x if x._value.dtype.kind != "f" else F.zeros_like(x))
+        args = [t if t is not None else (x if x._value.dtype.kind not in "fc" else F.zeros_like(x))
                 for t, x in zip(tangents, inputs)]
         from .ops.registry import apply
         return apply(op, tuple(args), attrs)

@@ -118,7 +118,7 @@ class GradientTape:
                 raise ValueError(f"GradientTape.watch: passed in object {t!r:.60} of type "
                                  f"{type(t).__name__!r}, expected a Tensor or Variable (convert "
                                  f"it with minitf.constant first)")
-            if t._value.dtype.kind != "f":
+            if t._value.dtype.kind not in "fc":
                 logger.warning("The dtype of the watched tensor must be floating (e.g. "
                                "tf.float32), got %r", t.dtype)
                 continue
@@ -138,7 +138,7 @@ class GradientTape:
             if t._id in tracked:
                 hit = True
             elif (t._is_variable and self._watch_accessed and t._trainable
-                  and t._value.dtype.kind == "f"):
+                  and t._value.dtype.kind in "fc"):
                 self._watched_vars[t._id] = t
                 tracked.add(t._id)
                 hit = True
@@ -228,7 +228,7 @@ class GradientTape:
 
     @staticmethod
     def _finish(g, source, unconnected):
-        if source._value.dtype.kind != "f":
+        if source._value.dtype.kind not in "fc":
             return None
         if g is None:
             if unconnected is UnconnectedGradients.ZERO:
@@ -250,7 +250,7 @@ class GradientTape:
                 raise TypeError(f"GradientTape.{what}: sources must be Tensors or Variables (or a "
                                 f"nest of them), got {type(s).__name__} {s!r:.60}")
         for s in flat:
-            if s._value.dtype.kind != "f":
+            if s._value.dtype.kind not in "fc":
                 logger.warning("The dtype of the source tensor must be floating (e.g. "
                                "tf.float32) when calling GradientTape.%s, got %r", what, s.dtype)
         return flat

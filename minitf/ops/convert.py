@@ -28,7 +28,7 @@ def _const(array):
 
 
 def _check_kind(arr, value):
-    if arr.dtype.kind not in "biuf" and not dtypes.is_float(arr.dtype):
+    if arr.dtype.kind not in "biufc" and not dtypes.is_float(arr.dtype):
         raise TypeError(f"cannot convert {type(value).__name__} {value!r:.80} to a tensor: "
                         f"unsupported dtype {arr.dtype}")
 
@@ -117,6 +117,8 @@ def _flatten(value):
 
 def _fits(arr, dtype):
     """Can this Python-derived value take ``dtype`` without losing meaning (TF's check)?"""
+    if dtype.is_complex or arr.dtype.kind == "c":   # numbers become complex, not the reverse
+        return dtype.is_complex
     if dtype.is_floating or arr.dtype.kind in "biu":
         return dtype.is_floating or dtype.is_integer or arr.dtype.kind == "b" == dtype.np.kind
     return bool(numpy.all(numpy.mod(arr, 1) == 0)) if dtype.is_integer else False
@@ -148,6 +150,9 @@ def _like(op_name, value, tensor):
     kind = type(value)
     if kind is float or kind is int or (isinstance(value, numbers.Number)
                                         and not isinstance(value, bool)):
+        if kind is complex and np_dtype.kind != "c":
+            raise TypeError(f"{op_name}: cannot combine the {tensor.dtype.name} tensor with the "
+                            f"complex {value!r}; cast the tensor to a complex dtype first")
         if (np_dtype.kind in "iub" and isinstance(value, (float, numpy.floating))
                 and not float(value).is_integer()):
             raise TypeError(f"{op_name}: cannot combine the {tensor.dtype.name} tensor with the "

@@ -4,6 +4,7 @@ Kink conventions follow TensorFlow and are tested: relu'(0) = 0, abs'(0) = 0,
 maximum/minimum ties send the whole gradient to the first argument, clip_by_value passes the
 gradient at its bounds.
 """
+import importlib
 import math
 
 import numpy
@@ -204,7 +205,20 @@ negative = unary("negative", lambda x: B.xp.negative(x), lambda F, g, x, y: -g, 
                  jvp="linear", type="Neg")
 identity = unary("identity", lambda x: B.xp.array(x, copy=True), lambda F, g, x, y: g, save=(),
                  jvp="linear")
-abs = unary("abs", lambda x: B.xp.abs(x), lambda F, g, x, y: g * F.sign(x),  # noqa: A001
+
+
+def _abs_vjp(F, g, x, y):
+    if getattr(x, "_value", x).dtype.kind == "c":   # TF: g * z / |z| (0 at z = 0)
+        mag = F.abs(x)
+        safe = mag + F.cast(F.equal(mag, F.zeros_like(mag)), mag.dtype)
+        if getattr(g, "_value", g).dtype.kind == "c":   # a forward-mode tangent: Re(g conj(z))/|z|
+            importlib.import_module(".complex_ops", __package__)   # registers F.conj
+            return F.cast(g * F.conj(x), mag.dtype) / safe
+        return F.cast(g, x.dtype) * (x / F.cast(safe, x.dtype))
+    return g * F.sign(x)
+
+
+abs = unary("abs", lambda x: B.xp.abs(x), _abs_vjp,  # noqa: A001
             kink="abs'(0) = 0", smooth=False, samples=lambda: [((away(3, 4),), {})])
 sign = unary("sign", lambda x: B.xp.sign(x), lambda F, g, x, y: F.zeros_like(g), save=(),
              smooth=False, kink="zero gradient everywhere (TF)")
@@ -412,6 +426,8 @@ def gelu(features, approximate=False, name=None):
 
 
 def _cast_forward(x, dtype):
+    if x.dtype.kind == "c" and numpy.dtype(dtype).kind != "c":
+        x = x.real   # TF: complex to real keeps the real part
     return x.astype(dtype, copy=False) if x.dtype != dtype else x
 
 

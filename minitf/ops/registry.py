@@ -19,6 +19,7 @@ vectorised jacobian runs). Rules build shapes as ``g.shape[:F.nb] + shape``.
 JVP rules are ``jvp(F, t, x, y, **attrs)`` with input tangents ``t`` (``None`` for zero) and all
 inputs ``x``; ``"elementwise"``, ``"linear"`` and ``"bilinear"`` derive them (see ``_derived_jvp``).
 """
+import importlib
 import inspect
 import linecache
 import sys
@@ -290,13 +291,51 @@ def record(op, inputs, attrs, y):
         state.tracer.record_op(op, inputs, attrs, y)
         if state.check_numerics:    # every replay checks the output again
             state.tracer.record_host(_replayed_numerics_check(op, inputs, y), (y,))
-    # Only float outputs of differentiable ops are recorded (``op.differentiable`` inlined).
+    # Only float and complex outputs of differentiable ops are recorded.
     if (op.vjp is None and op.user_grad is None) or y._value.dtype.kind != "f":
-        return
+        if op.vjp is None and op.user_grad is None or y._value.dtype.kind != "c":
+            return
+        return _record_complex(op, inputs, attrs, y)
     for tape in state.tapes:
         tape._record(op, inputs, attrs, y)
     for acc in state.accumulators:
         acc._record(op, inputs, attrs, y)
+
+
+# Ops whose gradient rules already follow TF's complex convention (the gradient of a real loss
+# L for a complex input z = x + iy is dL/dx + i dL/dy).
+COMPLEX_RULES = set()
+_CONJUGATED = {}
+
+
+def _record_complex(op, inputs, attrs, y):
+    """Record a complex output. A rule written for real values computes ``g J`` (the
+    holomorphic chain rule); TF's convention needs ``conj(conj(g) J)``, so the tapes record
+    a view of the op whose rule conjugates around it. Forward-mode rules are unchanged."""
+    tape_op = op
+    if op.name not in COMPLEX_RULES and op.user_grad is None:
+        tape_op = _CONJUGATED.get(op.name)
+        if tape_op is None:
+            tape_op = _CONJUGATED[op.name] = _conjugated(op)
+    for tape in state.tapes:
+        tape._record(tape_op, inputs, attrs, y)
+    for acc in state.accumulators:
+        acc._record(op, inputs, attrs, y)
+
+
+def _conjugated(op):
+    importlib.import_module(".complex_ops", __package__)   # registers F.conj
+    view = Op.__new__(Op)
+    for slot in Op.__slots__:
+        setattr(view, slot, getattr(op, slot))
+    rule = op.vjp
+    view.row_vjp = view.col_vjp = None
+
+    def vjp(F, g, x, y, **attrs):
+        grads = rule(F, F.conj(g), x, y, **attrs)
+        return tuple(None if gi is None else F.conj(gi) for gi in grads)
+    view.vjp = vjp
+    return view
 
 
 class OpError(Exception):

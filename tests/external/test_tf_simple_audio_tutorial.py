@@ -33,12 +33,7 @@ import numpy as np
 import pytest
 
 import minitf as tf
-
-if not hasattr(tf, "signal"):
-    pytest.skip("tf.signal (stft) is not available", allow_module_level=True)
-
-
-from minitf.keras import layers, models  # noqa: E402 - after the skip, as in the tutorial
+from minitf.keras import layers, models
 
 COMMANDS = ["down", "go", "left", "no", "right", "stop", "up", "yes"]
 CLIPS_PER_COMMAND = 48

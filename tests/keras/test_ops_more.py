@@ -249,3 +249,26 @@ def test_vectorize_errors():
     with pytest.raises(ValueError, match=r"argument 0 has shape \(\), with fewer dimensions "
                                          r"than its core dimensions \('n',\)"):
         ops.vectorize(lambda r: r[0], signature="(n)->()")(1.0)
+
+
+def test_complex_views_polar_and_parts():
+    pairs = np.array([[1.0, 2.0], [3.0, -4.0]], np.float32)
+    z = keras.ops.view_as_complex(pairs)
+    assert z.dtype == tf.complex64
+    np.testing.assert_allclose(z.numpy(), [1 + 2j, 3 - 4j])
+    np.testing.assert_array_equal(keras.ops.view_as_real(z).numpy(), pairs)
+    assert keras.ops.math.view_as_complex is keras.ops.view_as_complex
+    # Keras's docstring example value: polar(2, 0.5)
+    np.testing.assert_allclose(keras.ops.polar(np.array([2.0]), np.array([0.5])).numpy(),
+                               [2 * np.exp(0.5j)], rtol=1e-12)
+    np.testing.assert_allclose(keras.ops.real(z).numpy(), [1, 3])
+    np.testing.assert_allclose(keras.ops.imag(z).numpy(), [2, -4])
+    np.testing.assert_allclose(keras.ops.conj(z).numpy(), [1 - 2j, 3 + 4j])
+    np.testing.assert_allclose(keras.ops.angle(z).numpy(), np.angle([1 + 2j, 3 - 4j]),
+                               rtol=1e-6)
+    assert keras.ops.isreal(z).numpy().tolist() == [False, False]
+    with pytest.raises(ValueError, match=r"view_as_complex: expected a float tensor whose "
+                                         r"last dimension is 2"):
+        keras.ops.view_as_complex(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="view_as_real: expected a complex tensor"):
+        keras.ops.view_as_real(pairs)

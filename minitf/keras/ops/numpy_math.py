@@ -391,34 +391,51 @@ def rad2deg(x):
     return x * _as(180.0 / _math.pi, x.dtype)
 
 
-# --- complex parts of real tensors -----------------------------------------------------------
+# --- complex parts --------------------------------------------------------------------------
+
+def _complex_ops():
+    from ...ops import complex_ops
+    return complex_ops
+
+
+def _is_complex_tensor(x):
+    return isinstance(x, _Tensor) and x.dtype.is_complex
+
 
 def real(x):
-    """``x`` itself: minitf tensors are real."""
-    return _t(x)
+    """The real parts (a real tensor is its own real part)."""
+    x = _t(x)
+    return _complex_ops().real(x) if x.dtype.is_complex else x
 
 
 def conjugate(x):
-    """``x`` itself: minitf tensors are real."""
-    return _t(x)
+    """The complex conjugate (a real tensor is its own conjugate)."""
+    x = _t(x)
+    return _complex_ops().conj(x) if x.dtype.is_complex else x
 
 
 conj = conjugate
 
 
 def imag(x):
-    """Zeros of ``x``'s shape and dtype: minitf tensors are real."""
-    return _m.zeros_like_public(x)
+    """The imaginary parts (zeros for a real tensor)."""
+    x = _t(x)
+    return _complex_ops().imag(x) if x.dtype.is_complex else _m.zeros_like_public(x)
 
 
 def isreal(x):
-    """All True: minitf tensors are real."""
+    """Where the imaginary part is zero (all True for a real tensor)."""
+    x = _t(x)
+    if x.dtype.is_complex:
+        return _m.equal(_complex_ops().imag(x), 0)
     return _m.ones_like_public(x, dtype="bool")
 
 
 def angle(x):
-    """The complex argument of a real tensor: pi for negative values (and -0.0), 0 otherwise,
-    NaN for NaN."""
+    """The complex argument: ``atan2(imag, real)``; for a real tensor pi for negative values
+    (and -0.0), 0 otherwise, NaN for NaN."""
+    if _is_complex_tensor(x):
+        return _complex_ops().angle(x)
     x = _floating(x)
     return _trig.atan2(_m.zeros_like_public(x), _m.stop_gradient(x))
 

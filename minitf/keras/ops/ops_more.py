@@ -11,7 +11,7 @@ import re as _re
 
 import numpy as _np
 
-from ...ops import array_ops as _a
+from ...ops import array_ops as _a, math_ops as _m
 from ...ops.convert import convert_to_tensor as _convert
 from ...ops.decomposition_ops import slogdet as _tf_slogdet
 from ...ops.math_ops import cast as _cast
@@ -235,6 +235,36 @@ def rearrange(tensor, pattern, **axes_lengths):
     return tensor
 
 
+def _t(x):
+    return _convert(x) if not hasattr(x, "_value") else x
+
+
+def view_as_complex(x):
+    """A real tensor ``(..., 2)`` of (real, imaginary) pairs as a complex tensor ``(...)``."""
+    from ...ops import complex_ops
+    x = _t(x)
+    if x.ndim == 0 or int(x.shape[-1]) != 2 or not x.dtype.is_floating:
+        raise ValueError(f"view_as_complex: expected a float tensor whose last dimension is 2 "
+                         f"(real, imaginary), got {x.dtype.name} {tuple(x.shape)}")
+    return complex_ops.complex(x[..., 0], x[..., 1])
+
+
+def view_as_real(x):
+    """A complex tensor ``(...)`` as a real tensor ``(..., 2)`` of (real, imaginary) pairs."""
+    from ...ops import complex_ops
+    x = _t(x)
+    if not x.dtype.is_complex:
+        raise ValueError(f"view_as_real: expected a complex tensor, got {x.dtype.name}")
+    return _a.stack([complex_ops.real(x), complex_ops.imag(x)], axis=-1)
+
+
+def polar(abs_, angle):
+    """The complex tensor ``abs_ * (cos(angle) + 1j * sin(angle))``."""
+    from ...ops import complex_ops
+    abs_, angle = _t(abs_), _t(angle)
+    return complex_ops.complex(abs_ * _m.cos(angle), abs_ * _m.sin(angle))
+
+
 def install(ops):
     """Set ``slogdet``, ``vectorize`` (also on ``ops.numpy``) and ``rearrange`` on the
     ``keras.ops`` module; ``slogdet`` and ``rearrange`` then take KerasTensors too."""
@@ -244,4 +274,7 @@ def install(ops):
         setattr(ops, name, wrapped)
         if name != "rearrange":
             setattr(ops.numpy, name, wrapped)
+    ops.view_as_complex, ops.view_as_real = view_as_complex, view_as_real
+    ops.math.view_as_complex, ops.math.view_as_real = view_as_complex, view_as_real
+    ops.polar = ops.nn.polar = polar
 

@@ -149,18 +149,33 @@ def gather_batched(params, indices, axis, batch_dims):
     return out
 
 
+def _seed_dtype(seed):
+    """The integer dtype of a seed (int32 for Python ints, as TF converts them)."""
+    dtype = _t(seed).dtype
+    if not dtype.is_integer:
+        raise ValueError(f"stateless seed must be integers, got dtype {dtype.name}")
+    return dtype
+
+
 def stateless_split(seed, num=2, alg="auto_select"):
-    """``num`` new seed pairs derived from ``seed`` (shape ``(num, 2)``, int64)."""
+    """``num`` new seed pairs derived from ``seed`` (shape ``(num, 2)``, the seed's dtype)."""
     from .random_more import stateless_uniform
-    return stateless_uniform((int(num), 2), seed, minval=None, maxval=None, dtype="int64")
+    dtype = _seed_dtype(seed)
+    return stateless_uniform((int(num), 2), seed, minval=None, maxval=None, dtype=dtype)
 
 
 def stateless_fold_in(seed, data, alg="auto_select"):
-    """A new seed pair from ``seed`` and the integer ``data``."""
+    """A new seed pair from ``seed`` and the integer ``data`` (in ``data``'s dtype, int32 for
+    a Python int, as TF returns it)."""
     from .random_more import stateless_uniform
+    _seed_dtype(seed)
+    data = _t(data)
+    if not data.dtype.is_integer:
+        raise ValueError(f"stateless_fold_in: data must be an integer, got dtype "
+                         f"{data.dtype.name}")
     mixed = stateless_uniform((2,), seed, minval=None, maxval=None, dtype="int64")
-    return stateless_uniform((2,), mixed + math_ops.cast(_t(data), "int64"), minval=None,
-                             maxval=None, dtype="int64")
+    return stateless_uniform((2,), mixed + math_ops.cast(data, "int64"), minval=None,
+                             maxval=None, dtype=data.dtype)
 
 
 __all__ = ["confusion_matrix", "histogram_fixed_width", "unravel_index", "multiply_no_nan",

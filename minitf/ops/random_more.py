@@ -13,6 +13,7 @@ import numpy
 
 from .. import backend as B
 from .. import dtypes
+from ..module import Module
 from ..tensor import Tensor, Variable
 from . import random_ops
 from .array_ops import _shape_tuple, stack
@@ -303,19 +304,26 @@ def poisson(shape, lam, dtype="float32", seed=None, name=None):
 
 # --- Generator -------------------------------------------------------------------------------
 
-class Generator:
+class Generator(Module):
     """A random generator with its own state (``tf.random.Generator``): a Variable holding a
     counter and a key. Each draw uses the pair (key, counter) as a stateless seed and then
     increments the counter, so draws are repeatable from the seed and fresh in a traced
-    function."""
+    function. It is a ``tf.Module``, so ``tf.train.Checkpoint`` saves and restores its state."""
 
     def __init__(self, copy_from=None, state=None, alg=None):
+        super().__init__(name="generator")
+        self._alg = _algorithm(alg)
         if copy_from is not None:
             state = B.to_numpy(copy_from.state._value).copy()
+            self._alg = copy_from.algorithm
         if state is None:
             raise ValueError("Generator: give copy_from or state (or use Generator.from_seed)")
-        self._state_var = Variable(numpy.asarray(state, dtype=numpy.int64).reshape(3),
-                                   trainable=False, name="generator_state")
+        state = numpy.asarray(B.to_numpy(state._value) if isinstance(state, Tensor) else state)
+        if state.dtype.kind not in "iu" or state.size != 3:
+            raise ValueError(f"Generator: state must be 3 integers [counter, 0, key], got "
+                             f"{state!r:.80}")
+        self._state_var = Variable(state.astype(numpy.int64).reshape(3), trainable=False,
+                                   name="generator_state")
 
     @classmethod
     def from_seed(cls, seed, alg=None):
@@ -339,11 +347,16 @@ class Generator:
 
     @property
     def algorithm(self):
-        return 1  # Philox
+        """The algorithm's number (1: Philox, 2: ThreeFry, 3: auto-select), as TF's."""
+        return self._alg
 
     def reset_from_seed(self, seed):
         """Restart from the state ``from_seed(seed)`` has."""
         self._state_var.assign(Generator.from_seed(seed).state.read_value())
+
+    def reset(self, state):
+        """Set the state Variable to ``state`` (3 integers)."""
+        self._state_var.assign(numpy.asarray(state, dtype=numpy.int64).reshape(3))
 
     def _next_seed(self):
         v = self._state_var
@@ -370,6 +383,11 @@ class Generator:
         """Normal samples redrawn beyond two standard deviations."""
         return stateless_truncated_normal(shape, self._next_seed(), mean, stddev, dtype)
 
+    def binomial(self, shape, counts, probs, dtype="int32", name=None):
+        """Binomial(counts, probs) samples of ``shape`` (counts and probs broadcast to it)."""
+        from .random_stateless_more import stateless_binomial
+        return stateless_binomial(shape, self._next_seed(), counts, probs, output_dtype=dtype)
+
     def make_seeds(self, count=1):
         """``count`` new seed pairs for stateless ops, as an int64 tensor of shape [2, count]."""
         return stateless_uniform([2, int(count)], self._next_seed(), 0, _SEED_MAX, "int64")
@@ -377,8 +395,25 @@ class Generator:
     def split(self, count=1):
         """``count`` new independent generators (this one advances)."""
         seeds = B.to_numpy(self.make_seeds(count)._value)
-        return [Generator(state=[0, 0, int(seeds[0, i]) ^ int(seeds[1, i])])
-                for i in range(int(count))]
+        return [Generator(state=[0, 0, (int(seeds[0, i]) ^ int(seeds[1, i])) % _SEED_MAX],
+                          alg=self._alg) for i in range(int(count))]
+
+
+_ALGORITHMS = {"philox": 1, "threefry": 2, "auto_select": 3}
+
+
+def _algorithm(alg):
+    """TF's algorithm number for ``alg`` (a name, a number or ``tf.random.Algorithm``);
+    every algorithm draws from minitf's Philox stream."""
+    if alg is None:
+        return 1
+    value = getattr(alg, "value", alg)
+    if isinstance(value, str) and value.lower() in _ALGORITHMS:
+        return _ALGORITHMS[value.lower()]
+    if isinstance(value, (int, numpy.integer)) and int(value) in _ALGORITHMS.values():
+        return int(value)
+    raise ValueError(f"Generator: unsupported alg {alg!r}; expected 'philox', 'threefry', "
+                     f"'auto_select' or their numbers 1, 2, 3")
 
 
 _global = {"generator": None}

@@ -83,7 +83,14 @@ def test_gather_with_batch_dims_matches_a_per_batch_loop(p_shape, i_shape, axis,
 
 def test_stateless_split_and_fold_in_are_deterministic():
     seeds = tf.random.experimental.stateless_split([1, 2], num=3)
-    assert seeds.shape == [3, 2] and seeds.dtype == tf.int64
+    # TF 2.21: the seed's dtype (int32 for a Python list), fold_in: data's dtype
+    assert seeds.shape == [3, 2] and seeds.dtype == tf.int32
+    assert tf.random.experimental.stateless_split(
+        tf.constant([1, 2], tf.int64), num=2).dtype == tf.int64
+    assert tf.random.experimental.stateless_fold_in(
+        tf.constant([1, 2], tf.int64), 3).dtype == tf.int32
+    assert tf.random.experimental.stateless_fold_in(
+        [1, 2], tf.constant(3, tf.int64)).dtype == tf.int64
     np.testing.assert_array_equal(seeds.numpy(),
                                   tf.random.experimental.stateless_split([1, 2], num=3).numpy())
     assert len({tuple(r) for r in seeds.numpy().tolist()}) == 3

@@ -176,3 +176,37 @@ def test_scalar_shapes_give_scalar_draws():
     assert tf.keras.random.gamma((), 2.0).shape == ()
     draw = tf.keras.random.beta((), 2.0, 3.0)
     assert draw.shape == () and 0.0 < float(draw) < 1.0
+
+
+def test_generator_is_checkpointable_and_binomial(tmp_path):
+    g = tf.random.Generator.from_seed(1)
+    checkpoint = tf.train.Checkpoint(generator=g)
+    g.normal([])
+    path = checkpoint.write(str(tmp_path / "ckpt"))
+    after_save = [float(g.normal([]).numpy()) for _ in range(2)]
+    checkpoint.restore(path)
+    assert [float(g.normal([]).numpy()) for _ in range(2)] == after_save
+    draws = tf.random.Generator.from_seed(5).binomial([20000], counts=[10.0], probs=0.3)
+    assert draws.dtype == tf.int32 and draws.shape == [20000]
+    values = draws.numpy()
+    assert values.min() >= 0 and values.max() <= 10
+    assert abs(values.mean() - 3.0) < 0.05      # mean counts * probs
+    assert abs(values.var() - 2.1) < 0.1        # variance counts * probs * (1 - probs)
+
+
+def test_generator_algorithms_and_state():
+    # TF 2.21: alg names map to tf.random.Algorithm numbers
+    assert tf.random.Generator.from_seed(1).algorithm == 1
+    assert tf.random.Generator.from_seed(1, alg="threefry").algorithm == 2
+    assert tf.random.Generator.from_seed(1, alg="philox").split(2)[1].algorithm == 1
+    with pytest.raises(ValueError, match="unsupported alg 'foo'.*'philox'"):
+        tf.random.Generator.from_seed(1, alg="foo")
+    with pytest.raises(ValueError, match="state must be 3 integers"):
+        tf.random.Generator(state=[1, 2])
+    g = tf.random.Generator.from_seed(9)
+    copy = tf.random.Generator(copy_from=g)
+    np.testing.assert_array_equal(g.normal([3]).numpy(), copy.normal([3]).numpy())
+    state = g.state.numpy().copy()
+    first = g.uniform([2]).numpy()
+    g.reset(state)
+    np.testing.assert_array_equal(g.uniform([2]).numpy(), first)

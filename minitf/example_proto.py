@@ -10,6 +10,7 @@ Values are kept as protobuf keeps them: ``FloatList`` values rounded to float32,
 values as Python ints in the int64 range, ``BytesList`` values as ``bytes``. Lists are written
 packed (as protobuf writes them for proto3) and read packed or unpacked. Map entries are
 written in insertion order (protobuf's own order is unspecified); unknown fields are skipped.
+``str(message)`` is protobuf's text format, map entries sorted by key.
 """
 import struct
 
@@ -142,7 +143,15 @@ def _iterable(values):
     return values
 
 
+def _host_scalar(value):
+    """A rank-0 minitf Tensor as its numpy scalar (protobuf takes scalar tensors)."""
+    if hasattr(value, "_value") and hasattr(value, "numpy") and value.shape.rank == 0:
+        return numpy.asarray(value.numpy())[()]
+    return value
+
+
 def _to_float32(value):
+    value = _host_scalar(value)
     if isinstance(value, (bool, numpy.bool_)) or not isinstance(
             value, (int, float, numpy.integer, numpy.floating)):
         raise TypeError(f"FloatList: {value!r:.60} has type {type(value).__name__}, but "
@@ -151,8 +160,11 @@ def _to_float32(value):
 
 
 def _to_int64(value):
+    # Bools are taken as 0/1, as protobuf did before version 5 (TF's TFRecord tutorial stores
+    # bool features that way); protobuf 5+ rejects them.
+    value = _host_scalar(value)
     if isinstance(value, (float, numpy.floating)) or not isinstance(
-            value, (int, numpy.integer)):
+            value, (int, numpy.integer, numpy.bool_)):
         raise TypeError(f"Int64List: {value!r:.60} has type {type(value).__name__}, but "
                         f"expected one of: int")
     value = int(value)
@@ -175,6 +187,9 @@ class _FloatValues(_Repeated):
     __slots__ = ()
     _convert = staticmethod(_to_float32)
 
+    def __array__(self, dtype=None, copy=None):     # numpy.array(values) is float32
+        return numpy.array(list(self), dtype or numpy.float32)
+
 
 class _Int64Values(_Repeated):
     __slots__ = ()
@@ -184,6 +199,36 @@ class _Int64Values(_Repeated):
 class _BytesValues(_Repeated):
     __slots__ = ()
     _convert = staticmethod(_to_bytes)
+
+
+# --- text format: what str() of a protobuf message prints --------------------------------------
+
+_ESCAPES = {ord("\n"): b"\\n", ord("\r"): b"\\r", ord("\t"): b"\\t", ord('"'): b'\\"',
+            ord("'"): b"\\'", ord("\\"): b"\\\\"}
+
+
+def _quoted(data, keep_utf8=False):
+    """``data`` (bytes) as a quoted text-format literal: C escapes, and octal escapes for bytes
+    that are not printable ASCII (UTF-8 bytes of ``string`` fields are kept as they are)."""
+    out = bytearray(b'"')
+    for b in data:
+        if b in _ESCAPES:
+            out += _ESCAPES[b]
+        elif 0x20 <= b < 0x7F or (keep_utf8 and b >= 0x80):
+            out.append(b)
+        else:
+            out += b"\\%03o" % b
+    return (out + b'"').decode("utf-8")
+
+
+def _float_text(value):
+    """A float32 value in the fewest digits (6, else 9) that read back as the same float32."""
+    text = "%.6g" % value
+    return text if value != value or float(numpy.float32(text)) == value else "%.9g" % value
+
+
+def _block(name, lines):
+    return [f"{name} {{", *("  " + line for line in lines), "}"]
 
 
 # --- messages ------------------------------------------------------------------------------
@@ -229,6 +274,10 @@ class _Message:
     def __repr__(self):
         return f"{type(self).__name__}({self._repr_body()})"
 
+    def __str__(self):
+        """The message in protobuf text format (map entries sorted by key)."""
+        return "".join(line + "\n" for line in self._text_lines())
+
 
 class _ListMessage(_Message):
     __slots__ = ("_values",)
@@ -251,11 +300,15 @@ class _ListMessage(_Message):
     def _repr_body(self):
         return f"value={list(self._values)!r}"
 
+    def _text_lines(self):
+        return [f"value: {self._text_value(v)}" for v in self._values]
+
 
 class BytesList(_ListMessage):
     """``tf.train.BytesList``: a list of byte strings."""
     __slots__ = ()
     _container = _BytesValues
+    _text_value = staticmethod(_quoted)
 
     def SerializeToString(self, deterministic=None):
         return b"".join(_length_delimited(1, v) for v in self._values)
@@ -270,6 +323,7 @@ class FloatList(_ListMessage):
     """``tf.train.FloatList``: a list of float32 values."""
     __slots__ = ()
     _container = _FloatValues
+    _text_value = staticmethod(_float_text)
 
     def SerializeToString(self, deterministic=None):
         if not self._values:
@@ -294,6 +348,7 @@ class Int64List(_ListMessage):
     """``tf.train.Int64List``: a list of int64 values."""
     __slots__ = ()
     _container = _Int64Values
+    _text_value = str
 
     def SerializeToString(self, deterministic=None):
         if not self._values:
@@ -390,6 +445,10 @@ class Feature(_Message):
         kind = self.WhichOneof("kind")
         return f"{kind}={self._lists[kind]!r}" if kind else ""
 
+    def _text_lines(self):
+        kind = self.WhichOneof("kind")
+        return _block(kind, self._lists[kind]._text_lines()) if kind else []
+
 
 class _MessageMap(dict):
     """A map field: string keys to messages; reading a missing key adds an empty message."""
@@ -467,6 +526,13 @@ class _MapMessage(_Message):
     def _repr_body(self):
         return f"{self._field}={dict(self._map)!r}"
 
+    def _text_lines(self):
+        lines = []
+        for key in sorted(self._map):
+            lines += _block(self._field, [f"key: {_quoted(key.encode('utf-8'), True)}",
+                                          *_block("value", self._map[key]._text_lines())])
+        return lines
+
 
 class Features(_MapMessage):
     """``tf.train.Features``: ``feature``, a map of names to ``tf.train.Feature``."""
@@ -510,6 +576,9 @@ class FeatureList(_Message):
 
     def _repr_body(self):
         return f"feature={self._features!r}"
+
+    def _text_lines(self):
+        return [line for f in self._features for line in _block("feature", f._text_lines())]
 
 
 class FeatureLists(_MapMessage):
@@ -572,6 +641,10 @@ class _Composite(_Message):
 
     def _repr_body(self):
         return ", ".join(f"{n}={p!r}" for n, p in self._parts.items() if self._present(n))
+
+    def _text_lines(self):
+        return [line for name in self._FIELDS if self._present(name)
+                for line in _block(name, self._parts[name]._text_lines())]
 
 
 class Example(_Composite):

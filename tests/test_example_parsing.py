@@ -111,6 +111,47 @@ def test_values_are_converted_as_protobuf_does():
         "0a13ffffffffffffffff7f80808080808080808001"
 
 
+
+def test_scalar_tensors_and_bools_as_values():
+    # TF takes scalar int tensors and float64 tensors (their __index__ / __float__).
+    assert Int64List(value=[tf.constant(3), tf.constant(4, tf.int64)]).value == [3, 4]
+    assert FloatList(value=[tf.constant(1.5, tf.float64), tf.constant(2)]).value == [1.5, 2.0]
+    assert FloatList(value=[tf.constant(0.1)]).value == [0.10000000149011612]
+    # Bools are 0/1 (protobuf before version 5; TF 2.21's protobuf rejects them).
+    assert Int64List(value=[True, np.bool_(False), tf.constant(True)]).value == [1, 0, 1]
+    with pytest.raises(TypeError, match=r"Int64List: .*1\.5.* has type float32, but expected "
+                                        r"one of: int"):
+        Int64List(value=[tf.constant(1.5)])
+    # TF: numpy.array of a FloatList's values is float32, of an Int64List's int64.
+    assert np.array(FloatList(value=[0.25]).value).dtype == np.float32
+    assert np.array(Int64List(value=[3]).value).dtype == np.int64
+
+
+def test_str_is_protobuf_text_format():
+    # TF's str() of the same messages.
+    assert str(FloatList(value=[1.0, 1e-10, 3e20, float("inf"), float("nan"), -0.0, 0.1,
+                                123456789.0, 1e-5, 100000.0, 1e6, np.exp(1)])) == (
+        "value: 1\nvalue: 1e-10\nvalue: 3e+20\nvalue: inf\nvalue: nan\nvalue: -0\nvalue: 0.1\n"
+        "value: 123456792\nvalue: 1e-05\nvalue: 100000\nvalue: 1e+06\nvalue: 2.71828175\n")
+    assert str(BytesList(value=[bytes(range(0, 14)), bytes([31, 32, 126, 127, 128, 255]),
+                                b"a\"b'c\\", "\u00e9".encode()])) == (
+        'value: "\\000\\001\\002\\003\\004\\005\\006\\007\\010\\t\\n\\013\\014\\r"\n'
+        'value: "\\037 ~\\177\\200\\377"\nvalue: "a\\"b\\\'c\\\\"\nvalue: "\\303\\251"\n')
+    assert str(Int64List(value=[-5, 2 ** 62])) == "value: -5\nvalue: 4611686018427387904\n"
+    assert str(tf.train.Features(feature={"\u00e9\"k": Feature()})) == \
+        'feature {\n  key: "\u00e9\\"k"\n  value {\n  }\n}\n'
+    assert str(tf.train.Example()) == "" and str(Feature()) == ""
+    assert str(tf.train.SequenceExample.FromString(TF_SEQUENCE)) == (
+        'context {\n  feature {\n    key: "len"\n    value {\n      int64_list {\n'
+        '        value: 2\n      }\n    }\n  }\n}\nfeature_lists {\n  feature_list {\n'
+        '    key: "tok"\n    value {\n      feature {\n        int64_list {\n'
+        '          value: 3\n          value: 4\n        }\n      }\n      feature {\n'
+        '        int64_list {\n          value: 5\n        }\n      }\n    }\n  }\n}\n')
+    # Map entries print sorted by key (TF prints them in its map's own order).
+    text = str(tf.train.Example.FromString(E1))
+    assert [line for line in text.split("\n") if "key:" in line] == \
+        ['    key: "f"', '    key: "i"', '    key: "s"']
+
 def test_message_errors():
     with pytest.raises(TypeError, match=r"BytesList: 'abc' has type str, but expected one of: "
                                         r"bytes"):

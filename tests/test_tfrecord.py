@@ -258,3 +258,36 @@ def test_fixed_length_body_not_a_multiple(tmp_path):
                        match=r"FixedLengthRecordDataset: record_bytes must be an integer >= 1, "
                              r"got 0"):
         tf.data.FixedLengthRecordDataset(path, 0)
+
+
+# --- tf.data.experimental.TFRecordWriter ------------------------------------------------------
+
+def test_data_experimental_writer_writes_a_dataset(tmp_path):
+    path = str(tmp_path / "d.tfrecord")
+    writer = tf.data.experimental.TFRecordWriter(path)
+    assert writer.write(tf.data.Dataset.from_tensor_slices([b"a", b"bc"])) is None
+    # TF: the same writer on the same dataset.
+    with open(path, "rb") as f:
+        assert f.read().hex() == ("01000000000000000175de4161786ee428020000000000000078270b34"
+                                  "62633433dba7")
+    gz = str(tmp_path / "d.gz")
+    tf.data.experimental.TFRecordWriter(gz, "GZIP").write(
+        tf.data.Dataset.from_tensor_slices(["q"]))
+    assert records(tf.data.TFRecordDataset(gz, "GZIP")) == [b"q"]
+
+
+def test_data_experimental_writer_errors(tmp_path):
+    writer = tf.data.experimental.TFRecordWriter(str(tmp_path / "e.tfrecord"))
+    # TF's messages.
+    with pytest.raises(TypeError, match=r"Invalid `dataset.` Expected a `tf.data.Dataset` "
+                                        r"object but got <class 'list'>"):
+        writer.write([b"a"])
+    with pytest.raises(TypeError, match=r"produces scalar `tf.string` elements, but got a "
+                                        r"dataset which produces elements with shapes \(\) and "
+                                        r"types <dtype: 'int64'>"):
+        writer.write(tf.data.Dataset.range(3))
+    with pytest.raises(TypeError, match=r"with shapes \(1,\) and types <dtype: 'string'>"):
+        writer.write(tf.data.Dataset.from_tensor_slices([["a"]]))
+    with pytest.raises(ValueError, match=r"TFRecordWriter: unsupported compression_type 'BAD'"):
+        tf.data.experimental.TFRecordWriter(str(tmp_path / "e.tfrecord"), "BAD")
+    assert not os.path.exists(tmp_path / "e.tfrecord")

@@ -17,12 +17,13 @@ import zlib
 from .. import dtypes, errors
 from ..io_gfile import _local, _os_errors
 from ..tensor_spec import TensorSpec
-from ..tfrecord import open_decompressed, read_records
+from ..tfrecord import TFRecordWriter as _FileWriter, compression_name, open_decompressed, \
+    read_records
 from .dataset import UNKNOWN_CARDINALITY, Dataset
 from .readers import (_buffer_size, _compression, _decompressed_chunks, _filenames_dataset,
                       _scalar_string_tensor, read_files)
 
-__all__ = ["TFRecordDataset", "FixedLengthRecordDataset"]
+__all__ = ["TFRecordDataset", "FixedLengthRecordDataset", "TFRecordWriter"]
 
 
 def _tfrecord_file(display, compression, chunk_size, where):
@@ -173,8 +174,37 @@ class FixedLengthRecordDataset(_RecordFiles):
                     num_parallel_reads, where)
 
 
+class TFRecordWriter:
+    """``tf.data.experimental.TFRecordWriter(filename, compression_type=None)``: writes the
+    scalar ``tf.string`` elements of a dataset to a TFRecord file with ``write(dataset)``
+    (TF deprecates it in favour of ``tf.io.TFRecordWriter``)."""
+
+    def __init__(self, filename, compression_type=None):
+        self._filename = filename
+        self._compression = compression_name(compression_type, "TFRecordWriter")
+
+    def write(self, dataset):
+        """Write every element of ``dataset`` as one record; the file replaces ``filename``
+        once all are written."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"Invalid `dataset.` Expected a `tf.data.Dataset` object but got "
+                            f"{type(dataset)}.")
+        spec = dataset.element_spec
+        if not (isinstance(spec, TensorSpec) and spec.dtype == dtypes.string
+                and spec.shape.is_compatible_with(())):
+            shapes = getattr(spec, "shape", spec)
+            types = getattr(spec, "dtype", spec)
+            raise TypeError(f"Invalid `dataset`. Expected a`dataset` that produces scalar "
+                            f"`tf.string` elements, but got a dataset which produces elements "
+                            f"with shapes {shapes} and types {types}.")
+        with _FileWriter(self._filename, self._compression) as writer:
+            for record in dataset:
+                writer.write(record)
+
+
 def install(tf):
-    """Set ``tf.data.TFRecordDataset`` and ``tf.data.FixedLengthRecordDataset``
-    (idempotent)."""
+    """Set ``tf.data.TFRecordDataset``, ``tf.data.FixedLengthRecordDataset`` and
+    ``tf.data.experimental.TFRecordWriter`` (idempotent)."""
     tf.data.TFRecordDataset = TFRecordDataset
     tf.data.FixedLengthRecordDataset = FixedLengthRecordDataset
+    tf.data.experimental.TFRecordWriter = TFRecordWriter

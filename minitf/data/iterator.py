@@ -20,11 +20,13 @@ full on every call in TF; a plan cannot repeat that, so such a function runs eag
 ``EagerFallbackWarning``), and its results stay right.
 """
 import collections
+import itertools
 
 from .. import backend as B
 from .. import errors
 from .._state import PauseRecording, state
 from ..nest import flatten, map_structure, pack_sequence_as
+from ..module import Module
 from ..tensor import Tensor
 
 
@@ -42,14 +44,27 @@ class Iterator:
         raise NotImplementedError
 
 
-class DatasetIterator(Iterator):
-    """``iter(dataset)``: yields the dataset's elements once, in order."""
+class DatasetIterator(Iterator, Module):
+    """``iter(dataset)``: yields the dataset's elements once, in order.
+
+    Checkpointable (``tf.train.Checkpoint(iterator=it)``) through its position, the number of
+    elements read (see ``iterator_position.py``).
+    """
 
     def __init__(self, dataset):
+        from .iterator_position import IteratorPosition
+        # Module's attributes set here (no name scope needed for one position variable).
+        self._name, self._scope_name = "iterator", "iterator/"
         self._dataset = dataset
         self._elements = iter(dataset._iterate())
         self._pushed_back = collections.deque()
         self._made_in_trace = state.tracer is not None
+        self._consumed = 0
+        self._position = IteratorPosition(self)
+
+    # Plain attributes: an iterator gets no Modules attached after a restore, and counting
+    # elements read must stay cheap.
+    __setattr__ = object.__setattr__
 
     def __iter__(self):
         return self
@@ -90,13 +105,22 @@ class DatasetIterator(Iterator):
 
     # --- for function plans ------------------------------------------------------------------
     def _next_element(self):
-        if self._pushed_back:
-            return self._pushed_back.popleft()
-        return next(self._elements)
+        element = self._pushed_back.popleft() if self._pushed_back else next(self._elements)
+        self._consumed += 1
+        return element
 
     def _push_back(self, elements):
         """Return ``elements`` (read last, in reading order) to the front of the iterator."""
         self._pushed_back.extendleft(reversed(elements))
+        self._consumed -= len(elements)
+
+    def _seek(self, position):
+        """Read the dataset again from its start and skip ``position`` elements."""
+        elements = iter(self._dataset._iterate())
+        skipped = sum(1 for _ in itertools.islice(elements, position))
+        self._elements = elements
+        self._pushed_back.clear()
+        self._consumed = skipped
 
     def _read_in_trace(self, tracer):
         saved = state.tracer

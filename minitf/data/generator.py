@@ -2,7 +2,7 @@
 ``output_signature`` (TF converts each value to its spec's dtype and checks its shape)."""
 import numpy as np
 
-from .. import backend as B
+from .. import backend as B, dtypes, string_tensors
 from ..nest import flatten
 from ..ops.registry import InvalidArgumentError
 from ..tensor import Tensor
@@ -33,12 +33,17 @@ def _conform(spec, value, where):
                             f"{value!r:.80}")
         return value
     if isinstance(spec, TensorSpec):
-        array = np.asarray(_host(value) if isinstance(value, Tensor) else value,
-                           dtype=spec.dtype.np)
+        if spec.dtype == dtypes.string:   # strings stay host arrays of bytes on every backend
+            array = string_tensors.bytes_array(value, f"Dataset.from_generator: {where}")
+        else:
+            array = np.asarray(_host(value) if isinstance(value, Tensor) else value,
+                               dtype=spec.dtype.np)
         if not spec.is_compatible_with(array):
             raise InvalidArgumentError(
                 f"Dataset.from_generator: {where} has shape {array.shape}, but "
                 f"output_signature declares {spec.shape} ({spec})")
+        if spec.dtype == dtypes.string:
+            return string_tensors.string_tensor(array)
         return Tensor(B.xp.asarray(array))
     if isinstance(spec, dict):
         if not isinstance(value, dict) or set(value) != set(spec):

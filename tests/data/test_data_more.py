@@ -358,3 +358,14 @@ def test_from_generator_with_ragged_rows_signature_batches_ragged():
     ds = Dataset.from_generator(lambda: (tf.constant(v) for v in gen()), output_signature=spec)
     assert ds.element_spec == spec
     assert next(iter(ds.batch(2))).to_list() == [[1, 2], [3]]
+
+
+def test_from_generator_strings_stay_host_bytes():
+    def gen():
+        yield b"ab"
+        yield "c\u00e9"
+
+    ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.string))
+    got = list(ds)
+    assert [t.numpy() for t in got] == [b"ab", "c\u00e9".encode()]
+    assert all(t.dtype == tf.string and t._value.dtype == object for t in got)

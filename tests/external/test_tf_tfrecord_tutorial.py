@@ -26,10 +26,8 @@ protobuf the tutorial was written with did (its printed output shows `value: 1`)
 import os
 
 import numpy as np
-import pytest
 
 import minitf as tf
-from minitf import backend as B
 
 
 # --- tutorial helpers ("Data types for tf.train.Example") ----------------------------------
@@ -224,10 +222,6 @@ def test_write_mapped_dataset_read_and_parse(tmp_path):
     _check_parsed(raw_dataset.map(_parse_function))
 
 
-@pytest.mark.xfail(B.xp is not np, strict=True,
-                   reason="Dataset.from_generator (minitf/data/generator.py, _conform) wraps "
-                          "string elements with B.xp.asarray instead of keeping them host "
-                          "object arrays")
 def test_generator_dataset_written_with_data_experimental_writer(tmp_path):
     features_dataset = _features_dataset().take(200)
 

@@ -306,8 +306,9 @@ from . import sparse_more as _sparse_more, ragged_more as _ragged_more  # noqa: 
 from . import strings_unicode_more as _strings_unicode_more  # noqa: E402
 from . import tensor_proto as _tensor_proto  # noqa: E402 - tf.io.serialize_tensor, parse_tensor
 from .ops import random_stateless_more as _random_stateless_more  # noqa: E402
+from . import ragged_ops_more as _ragged_ops_more  # noqa: E402 - TF ops on RaggedTensors
 for _module in (_sparse_more, _ragged_more, _strings_unicode_more, _tensor_proto,
-                _random_stateless_more):
+                _random_stateless_more, _ragged_ops_more):
     _module.install(_sys.modules[__name__])
 del _module
 from .dtypes import complex64, complex128  # noqa: E402,F401

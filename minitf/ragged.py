@@ -1,8 +1,9 @@
 """``minitf.RaggedTensor`` and ``minitf.ragged``: tensors whose rows differ in length.
 
 The class lives in ``ragged_tensor``, its dense/sparse conversions and indexing in
-``ragged_dense``; this module holds the ``tf.ragged`` functions. No gradients are recorded
-through ragged operations (see ``ragged_tensor``).
+``ragged_dense``, TF's ops on RaggedTensors in ``ragged_ops_more``; this module holds the
+``tf.ragged`` functions. Gradients reach the flat values through the operations that move them
+with recorded ops (see ``ragged_tensor``).
 """
 import builtins
 
@@ -70,12 +71,21 @@ def _default_inner_shape(pylist, ragged_rank):
     return shape[1:]
 
 
+class MixedTypesError(TypeError, ValueError):
+    """Strings mixed with other values: TF's ValueError, and a TypeError as minitf's other
+    string conversion errors."""
+
+
 def _inner_tensor(values, dtype, shape):
     """A Tensor of ``values`` with ``dtype`` (inferred as TF does when None) and ``shape``."""
     where = "minitf.ragged.constant"
     if (dtype is not None and dtypes.as_dtype(dtype) is dtypes.string) or (
             dtype is None and is_string_value(values)):
-        array = bytes_array(values, where)
+        try:
+            array = bytes_array(values, where)
+        except TypeError as exc:
+            raise MixedTypesError(f"{where}: can't convert Python sequence with mixed types to a "
+                             f"tensor: {exc}") from None
         t = string_tensor(array)
     else:
         t = convert_to_tensor(values, dtype=dtype)

@@ -1,7 +1,8 @@
 """RaggedTensor to and from dense and sparse tensors, and ragged indexing (TF semantics).
 
 The ragged structure is worked out on the host from the row splits; numeric values are then
-moved with one gather or scatter on the backend, string values on the host.
+moved with one gather on the backend (recorded for ``to_tensor`` and indexing, so gradients
+reach the flat values), string values on the host.
 """
 import math
 
@@ -98,8 +99,26 @@ def to_tensor(rt, default_value=None, shape=None):
     where = "RaggedTensor.to_tensor"
     host_work(where)
     dims = _target_shape(shape, len(rt.shape), where)
-    default = _default_array(default_value, rt.flat_values, where)
-    return Tensor(_densify(rt, default, dims, where))
+    flat = rt.flat_values
+    default = _default_array(default_value, flat, where)
+    if is_string_array(flat._value):
+        return Tensor(_densify(rt, default, dims, where))
+    # numeric values: a gather from the flat values (and one default row), so that gradients
+    # reach the flat values
+    ragged_rank = rt.ragged_rank
+    inner = tuple(int(d) for d in flat.shape[1:])
+    for given, actual in zip(dims[ragged_rank + 1:], inner):
+        if given is not None and given != actual:
+            raise InvalidArgumentError(
+                f"{where}: shape {dims} would change a dense inner dimension of size "
+                f"{actual} to {given}; only ragged dimensions and rows pad or truncate")
+    count = int(flat.shape[0])
+    positions = rt.with_flat_values(Tensor(B.from_numpy(numpy.arange(count, dtype=_INT64))))
+    index = _densify(positions, B.xp.asarray(count, dtype=_INT64), dims[:ragged_rank + 1],
+                     where)
+    from .ops.array_ops import concat, gather
+    default_row = Tensor(B.xp.ascontiguousarray(B.xp.broadcast_to(default, (1,) + inner)))
+    return gather(concat([flat, default_row], 0), Tensor(index))
 
 
 # --- from_tensor --------------------------------------------------------------------------

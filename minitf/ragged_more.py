@@ -1,8 +1,9 @@
 """More of ``tf.ragged``: ``boolean_mask``, ``cross``, ``cross_hashed``, ``stack`` and
 ``stack_dynamic_partitions``.
 
-Like the other ragged functions they work on the host structure of the row splits (no
-gradients; a ``minitf.function`` runs its Python body on every call that builds them).
+Like the other ragged functions they work out the row structure on the host (a
+``minitf.function`` runs its Python body on every call that builds them); ``stack`` moves the
+values with recorded ops, so gradients reach them.
 """
 import numpy
 
@@ -13,7 +14,7 @@ from .ops.registry import InvalidArgumentError
 from .ragged_tensor import RaggedTensor, nvals, take_values
 from .sparse_more import crossed_rows, crossed_values, feature_rows, runs_in_python
 from .sparse_tensor import SparseTensor
-from .string_tensors import OBJECT, string_tensor
+from .string_tensors import OBJECT
 from .tensor import Tensor
 
 __all__ = ["boolean_mask", "cross", "cross_hashed", "stack", "stack_dynamic_partitions"]
@@ -135,10 +136,8 @@ def _concat_rows(parts):
                                                              zip(parts, offsets)])
         return RaggedTensor._make(_concat_rows([p._values for p in parts]),
                                   splits.astype(parts[0]._splits.dtype))
-    arrays = [p._value for p in parts]
-    if arrays[0].dtype == OBJECT:
-        return string_tensor(numpy.concatenate(arrays, axis=0))
-    return Tensor(B.xp.concatenate(arrays, axis=0))
+    from .ops.array_ops import concat
+    return concat(list(parts), 0)   # recorded: gradients reach the parts
 
 
 def _stack(parts, axis, where):

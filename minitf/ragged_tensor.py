@@ -6,8 +6,9 @@ are kept on the host (the structure is needed by Python code: indexing, printing
 with a backend copy made when ``row_splits`` is read. Numeric values stay on the backend; string
 values are host object arrays, as every string tensor.
 
-No gradients are recorded through RaggedTensor operations: ``flat_values`` is the Tensor given
-(or computed by ``map_flat_values``), and differentiable work is done on it directly.
+Gradients: the row partition is host structure, but work on the values is done with recorded
+minitf ops (``gather``, slicing, the element-wise ops of ``ragged_ops_more``), so gradients reach
+the ``flat_values`` Tensor that a RaggedTensor was built from.
 """
 import numpy
 
@@ -94,8 +95,8 @@ def take_values(values, index):
     if isinstance(values, RaggedTensor):
         return values._take_rows(index)
     host_work("RaggedTensor indexing")
-    array = values._value
-    return Tensor(array[backend_index(numpy.asarray(index, _INT64), array)])
+    from .ops.array_ops import gather   # recorded, so gradients reach the flat values
+    return gather(values, Tensor(backend_index(numpy.asarray(index, _INT64), values._value)))
 
 
 def slice_values(values, start, stop):
@@ -103,7 +104,7 @@ def slice_values(values, start, stop):
     if isinstance(values, RaggedTensor):
         return values._row_slice(start, stop)
     host_work("RaggedTensor indexing")
-    return Tensor(values._value[start:stop])
+    return values[start:stop]
 
 
 def check_splits(splits, count, where, what):
@@ -530,6 +531,29 @@ class RaggedTensor:
 
     def __hash__(self):
         return object.__hash__(self)
+
+    def _keras_op(self, fn, args, kwargs):
+        """The registry's hook for an op argument that is not a Tensor (``as_keras_layer``):
+        the op's ragged version (TF's dispatch: ``tf.add(rt, 1)``, ``tf.reduce_sum(rt, 1)``)."""
+        from . import ragged_ops_more
+        return ragged_ops_more.dispatch(fn, args, kwargs)
+
+
+def _operator(op_name, reflected=False):
+    """A RaggedTensor operator applying the Tensor operator's op to the flat values."""
+    def operator(self, *other):
+        from . import ragged_ops_more
+        return ragged_ops_more.operator(op_name, self, *other, reflected=reflected)
+    operator.__name__ = op_name
+    return operator
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
+    setattr(RaggedTensor, f"__{_name}__", _operator(f"__{_name}__"))
+    setattr(RaggedTensor, f"__r{_name}__", _operator(f"__{_name}__", reflected=True))
+for _name in ("lt", "le", "gt", "ge", "neg", "abs", "invert"):
+    setattr(RaggedTensor, f"__{_name}__", _operator(f"__{_name}__"))
+del _name
 
 
 def is_ragged(value):

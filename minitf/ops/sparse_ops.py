@@ -52,6 +52,8 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     check_indices(what, sp, ordered=bool(validate_indices))
     dims, size = sp._dims, math.prod(sp._dims)
     positions = flat_positions(sp.indices, dims)
+    if sp.values.dtype is dtypes.string:
+        return _string_to_dense(sp, positions, dims, size, default_value)
     dense = reshape(unsorted_segment_sum(sp.values, positions, size), dims)
     if default_value is None or (not isinstance(default_value, Tensor)
                                  and numpy.ndim(default_value) == 0 and default_value == 0):
@@ -60,6 +62,20 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     hits = unsorted_segment_sum(ones((int(positions.shape[0]),), dtype=dtypes.int32),
                                 positions, size)
     return where(reshape(greater(hits, 0), dims), dense, default)
+
+
+def _string_to_dense(sp, positions, dims, size, default_value):
+    """``to_dense`` of string values (host object arrays; a repeated index keeps the last
+    value, strings having no sum)."""
+    from ..string_tensors import bytes_array, string_tensor
+    default = b"" if default_value is None else bytes_array(default_value,
+                                                            "sparse.to_dense's default_value")
+    if numpy.ndim(default) != 0:
+        raise ValueError(f"sparse.to_dense: default_value must be a scalar, got shape "
+                         f"{numpy.shape(default)}")
+    dense = numpy.full(size, default, dtype=object)
+    dense[numpy.asarray(B.to_numpy(positions._value), numpy.int64)] = sp.values._value
+    return string_tensor(dense.reshape(dims))
 
 
 def from_dense(tensor, name=None):

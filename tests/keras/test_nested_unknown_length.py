@@ -82,3 +82,35 @@ def test_export_model_after_variable_length_text_vectorization():
     texts = ["a b c d a b c d a", "d c b a d c b a d c b"]
     expected = tf.sigmoid(apply(stack, vectorize(tf.constant(texts)))).numpy()
     np.testing.assert_allclose(export.predict(texts, verbose=0), expected, rtol=1e-6)
+
+
+class TokenAndPosition(layers.Layer):
+    """A custom layer without compute_output_shape (keras.io's transformer examples' kind)."""
+
+    def __init__(self, positions, **kwargs):
+        super().__init__(**kwargs)
+        self.tokens = layers.Embedding(20, 4)
+        self.positions = layers.Embedding(positions, 4)
+
+    def call(self, x):
+        return self.tokens(x) + self.positions(tf.range(tf.shape(x)[-1]))
+
+
+def test_a_custom_layer_keeps_an_unknown_length():
+    tokens = tf.keras.Input(shape=(None,), dtype="int64")
+    embedded = TokenAndPosition(64)(tokens)
+    assert tuple(embedded.shape) == (None, None, 4)        # Keras 3.15 gives the same
+    conv = layers.Conv1D(3, 5)
+    model = tf.keras.Model(tokens, layers.GlobalMaxPooling1D()(conv(embedded)))
+    assert tuple(conv.output.shape) == (None, None, 3)
+    assert model(TOKENS).shape == (2, 3)
+
+
+def test_a_custom_layer_that_needs_short_inputs_still_builds():
+    # Eight positions: the probe lengths do not fit, so the length is inferred as 1 (the
+    # model still runs on real data of any length up to 8).
+    tokens = tf.keras.Input(shape=(None,), dtype="int64")
+    embedded = TokenAndPosition(8)(tokens)
+    assert embedded.shape[0] is None and embedded.shape[-1] == 4
+    model = tf.keras.Model(tokens, layers.GlobalAveragePooling1D()(embedded))
+    assert model(TOKENS[:, :8]).shape == (2, 4)

@@ -116,18 +116,19 @@ def set_output_masks(layer, inputs, outputs, previous_mask):
 _CAPTURED = [None]   # the output masks of the latest placeholder run, while one is captured
 
 
-def _concrete(shape):
-    return tuple(1 if d is None else d for d in shape)
+def _concrete(shape, unknown=1):
+    """``shape`` with an unknown batch dimension as 1 and other unknown ones as ``unknown``."""
+    return tuple((1 if i == 0 else unknown) if d is None else d for i, d in enumerate(shape))
 
 
-def placeholder(keras_tensor):
-    """Zeros standing in for ``keras_tensor`` (unknown dims as 1), with an all-True mask when
-    the KerasTensor is masked."""
+def placeholder(keras_tensor, unknown=1):
+    """Zeros standing in for ``keras_tensor`` (an unknown batch dimension as 1, other unknown
+    dimensions as ``unknown``), with an all-True mask when the KerasTensor is masked."""
     # array_ops.zeros: empty strings (host arrays) for a string KerasTensor, as TF's zeros
-    zeros = array_ops.zeros(_concrete(keras_tensor.shape), dtype=keras_tensor.dtype)
+    zeros = array_ops.zeros(_concrete(keras_tensor.shape, unknown), dtype=keras_tensor.dtype)
     mask = keras_tensor._keras_mask
     if mask is not None:
-        set_mask(zeros, array_ops.ones(_concrete(mask.shape), dtype=dtypes.bool))
+        set_mask(zeros, array_ops.ones(_concrete(mask.shape, unknown), dtype=dtypes.bool))
     return zeros
 
 

@@ -112,6 +112,41 @@ def test_mha_matches_numpy_reference(with_key):
     np.testing.assert_allclose(scores.numpy().sum(-1), 1.0, rtol=1e-12)
 
 
+def test_mha_takes_query_value_and_key_by_keyword():
+    # Keras 3 binds the inputs by name: mha(query=x, value=x, key=x), as the TF Transformer
+    # tutorial calls it
+    layer = _mha(k_shape=(2, 5, 3), num_heads=2, key_dim=3)
+    q, v, k = RNG.standard_normal((2, 4, 6)), RNG.standard_normal((2, 5, 6)), \
+        RNG.standard_normal((2, 5, 3))
+    causal = np.tril(np.ones((4, 5), bool))
+    out, scores = layer(query=q, key=k, value=v, use_causal_mask=True,
+                        return_attention_scores=True)
+    want, want_scores = _mha_reference(layer, q, v, k, mask=np.broadcast_to(causal, (2, 4, 5)))
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(scores.numpy(), want_scores, rtol=1e-10, atol=1e-12)
+    # the query's padding mask still reaches the attention when the query is a keyword
+    x = layers.Embedding(7, 6, mask_zero=True, dtype="float64")(tf.constant([[3, 5, 0, 0]]))
+    self_layer = _mha(q_shape=(1, 4, 6), v_shape=(1, 4, 6), num_heads=2, key_dim=3)
+    _, scores = self_layer(query=x, value=x, key=x, return_attention_scores=True)
+    assert (scores.numpy()[0, :, :2, 2:] == 0).all()
+    np.testing.assert_allclose(scores.numpy()[0, :, :2, :2].sum(-1), 1.0, rtol=1e-12)
+    with pytest.raises(TypeError, match="needs the inputs as its first argument"):
+        layer(value=v, key=k)
+
+
+def test_mha_consumes_the_masks_of_its_inputs():
+    # Keras 3.15 MultiHeadAttention.call: the inputs' masks are removed, the output keeps the
+    # query's, so a residual Add of input and output (masks OR-ed, None if one is missing) has none
+    x = layers.Embedding(7, 6, mask_zero=True)(tf.constant([[3, 5, 0], [1, 0, 0]]))
+    context = layers.Embedding(7, 6, mask_zero=True)(tf.constant([[2, 0], [4, 4]]))
+    mha = layers.MultiHeadAttention(num_heads=2, key_dim=3)
+    out = mha(x, context)
+    assert x._keras_mask is None and context._keras_mask is None
+    np.testing.assert_array_equal(out._keras_mask.numpy(), [[True, True, False],
+                                                            [True, False, False]])
+    assert layers.Add()([x, out])._keras_mask is None
+
+
 def test_mha_padding_and_causal_masks():
     layer = _mha(num_heads=3, key_dim=2)
     x = RNG.standard_normal((2, 5, 6))
@@ -149,6 +184,35 @@ def test_mha_integer_mask_and_fully_masked_query():
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-10, atol=1e-12)
     assert (scores.numpy()[0, :, 1] == 0).all()
     np.testing.assert_allclose(out.numpy()[0, 1], layer.output_dense.bias.numpy(), rtol=1e-12)
+
+
+def test_mha_fully_masked_query_without_dropout_or_scores_is_uniform():
+    """Keras 3.15 runs MultiHeadAttention without dropout and returned scores through the fused
+    dot_product_attention, where a query with every key masked attends uniformly to all keys;
+    with dropout or return_attention_scores its probabilities are zeroed. Expected rows: the
+    same weights and inputs in TF 2.21 / Keras 3.15."""
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((1, 3, 4)).astype("float32")
+    v = rng.standard_normal((1, 4, 4)).astype("float32")
+    mask = np.ones((1, 3, 4), bool)
+    mask[0, 1] = False
+    mask[0, 2, 2:] = False
+    want = {(0.0, False): [0.09617, -1.04224, 0.11406, 0.15447],
+            (0.0, True): [0.08352, 0.36729, -0.29371, 0.18985],
+            (0.1, False): [0.49325, 0.37663, 0.60449, 0.35724]}
+    for (dropout, scores), row in want.items():
+        layer = layers.MultiHeadAttention(num_heads=2, key_dim=2, dropout=dropout)
+        layer(q, v)
+        for w in layer.weights:
+            w.assign(rng.standard_normal(tuple(w.shape)).astype("float32") * 0.5)
+        out = layer(q, v, attention_mask=mask, return_attention_scores=scores)
+        out = out[0] if scores else out
+        np.testing.assert_allclose(out.numpy()[0, 1], row, atol=2e-5)
+        _, _, _, _, wv, bv, wo, bo = [w.numpy().astype("float64") for w in layer.weights]
+        mean_value = (np.einsum("sd,dnh->snh", v[0], wv) + bv).mean(axis=0)    # (heads, h)
+        uniform = np.einsum("nh,nho->o", mean_value, wo) + bo
+        np.testing.assert_allclose(out.numpy()[0, 1], bo if dropout or scores else uniform,
+                                   rtol=1e-5, atol=1e-6)
 
 
 def test_mha_without_bias_and_with_dropout():

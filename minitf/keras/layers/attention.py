@@ -5,8 +5,11 @@ per-head projections, as in Transformers), ``Attention`` (dot-product, Luong-sty
 Masks say where attention is allowed (True = attend), with Keras 3's rules: in
 MultiHeadAttention masked scores are replaced by -1e9 (-3e4 in float16) before the softmax and
 their probabilities set to 0 after it, so a query whose keys are all masked attends to nothing
-(output = the output projection's bias); Attention and AdditiveAttention subtract 1e9 (65504 in
-float16) from masked scores, so such a query keeps its unmasked distribution.
+(output = the output projection's bias), except without dropout and returned scores, where Keras
+uses its fused attention and such a query attends uniformly to all keys. MultiHeadAttention
+also removes the masks of its inputs (its output keeps the query's), as Keras 3 does.
+Attention and AdditiveAttention subtract 1e9 (65504 in float16) from masked scores, so such a
+query keeps its unmasked distribution.
 """
 import math
 
@@ -40,14 +43,18 @@ def _causal(q_len, k_len):
     return Tensor(B.xp.tril(B.xp.ones((q_len, k_len), dtype=bool)))
 
 
-def _masked_softmax(scores, mask):
+def _masked_softmax(scores, mask, zero_masked=True):
     """Softmax over the last axis where ``mask`` (broadcasting against ``scores``) holds, 0
-    elsewhere (Keras' ``Softmax`` layer with a mask)."""
+    elsewhere (Keras' ``Softmax`` layer with a mask). ``zero_masked=False``: masked scores are
+    only filled with a large negative number (Keras' fused ``dot_product_attention``), so a
+    row with every key masked becomes uniform over all keys instead of 0."""
     if mask is None:
         return nn_ops.softmax(scores, axis=-1)
     scores = math_ops.where(mask, scores, convert_to_tensor(_large_negative(scores.dtype),
                                                             dtype=scores.dtype))
     probs = nn_ops.softmax(scores, axis=-1)
+    if not zero_masked:
+        return probs
     return math_ops.where(mask, probs, array_ops.zeros_like(probs))
 
 
@@ -235,10 +242,21 @@ class MultiHeadAttention(Layer):
     # --- calling -------------------------------------------------------------------------------
     supports_masking = True   # the output keeps the query's mask
 
+    def __call__(self, *args, **kwargs):
+        # Keras also takes the inputs by name: mha(query=x, value=x, key=x)
+        if not args and "query" in kwargs:
+            args = (kwargs.pop("query"),)
+        return super().__call__(*args, **kwargs)
+
     def call(self, query, value, key=None, attention_mask=None, return_attention_scores=False,
              training=None, use_causal_mask=False):
         # Keras 3: the masks of query, value and key join attention_mask
         attention_mask = masking.attention_mask_from_inputs(query, value, key, attention_mask)
+        # Keras 3 then removes the inputs' masks: only the output keeps the query's, so a
+        # residual Add of the (now unmasked) input and the output carries no mask
+        if masking.any_masks():
+            for tensor in (query, value, key):
+                masking.set_mask(tensor, None)
         dtype = query.dtype
         value = _tensor_like(value, dtype)
         key = value if key is None else _tensor_like(key, dtype)
@@ -264,7 +282,10 @@ class MultiHeadAttention(Layer):
         v = self.value_dense(value)                           # (B, S, N, value_dim)
         q = q * convert_to_tensor(1.0 / math.sqrt(float(self.key_dim)), dtype=q.dtype)
         scores = einsum_ops.einsum("btnh,bsnh->bnts", q, k)
-        probs = _masked_softmax(scores, mask)
+        # Keras 3 computes attention without dropout or returned scores with the backend's fused
+        # dot_product_attention, which does not zero the rows of fully masked queries
+        fused = self.dropout == 0 and not return_attention_scores and rank == 3
+        probs = _masked_softmax(scores, mask, zero_masked=not fused)
         dropped = self._dropout_layer(probs, training=training) if self.dropout > 0 else probs
         heads = einsum_ops.einsum("bnts,bsnh->btnh", dropped, v)
         if self.use_gate:

@@ -176,5 +176,5 @@ class Module:
                 return method(self, *args, **kwargs)
         return wrapper
 
-    def __repr__(self):
-        return f"<{type(self).__name__} name={self._name}>"
+    def __repr__(self):   # (a subclass may skip Module.__init__)
+        return f"<{type(self).__name__} name={getattr(self, '_name', None)}>"

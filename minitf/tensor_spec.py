@@ -117,7 +117,7 @@ def conform_to_signature(func, input_signature, args, kwargs, py_signature=None)
     ``InputSignatureError`` for arguments that do not fit. ``py_signature``: ``func``'s
     ``inspect.signature``, when the caller keeps it."""
     from .ops.convert import convert_to_tensor
-    name = getattr(func, "__qualname__", repr(func))
+    name = getattr(func, "__qualname__", None) or repr(func)
     signature = list(input_signature)
     try:
         py_signature = py_signature or inspect.signature(func)

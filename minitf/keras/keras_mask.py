@@ -39,4 +39,10 @@ def set_mask(tensor, mask):
     _MASKS[key] = mask if isinstance(mask, Tensor) else convert_to_tensor(mask)
 
 
-Tensor._keras_mask = property(get_mask, set_mask, doc="The Keras mask of this tensor, or None.")
+def _delete_mask(tensor):
+    set_mask(tensor, None)
+
+
+# ``del x._keras_mask`` removes it, as Keras code does to stop a mask (TF's Transformer tutorial)
+Tensor._keras_mask = property(get_mask, set_mask, _delete_mask,
+                              doc="The Keras mask of this tensor, or None.")

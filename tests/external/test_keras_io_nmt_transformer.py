@@ -27,10 +27,10 @@ Changed:
   output, as in the example's earlier revision (2022/02/25): building it on the encoder's
   output, as the Keras 3 revision does, leaves ``decoder_state_inputs`` unconnected, which
   Keras 3.15 refuses too;
-- the MultiHeadAttention calls leave out ``query_mask=`` / ``key_mask=``, which minitf's
-  MultiHeadAttention does not take (``test_multi_head_attention_key_mask_argument``): the
-  query's mask travels with the query tensor, which minitf (like Keras) applies anyway, and
-  the encoder output's mask is dropped at the decoder model's boundary in both.
+- the MultiHeadAttention calls leave out ``query_mask=`` / ``key_mask=``, as the earlier
+  revision does: the query's mask travels with the query tensor, which minitf (like Keras)
+  applies anyway, and the encoder output's mask is dropped at the decoder model's boundary in
+  both (``test_multi_head_attention_key_mask_argument`` checks the arguments themselves).
 Added: the padding and causal masks are checked, and the trained transformer saved to
 ``.keras`` and loaded with ``custom_objects`` must predict the same.
 """
@@ -81,7 +81,7 @@ def text_file(tmp_path_factory):
 
 
 # The example's layers; the only change: the MultiHeadAttention calls leave out
-# query_mask= / key_mask= (see the module docstring).
+# query_mask= / key_mask= (as the example's earlier revision; see the module docstring).
 class TransformerEncoder(layers.Layer):
     def __init__(self, embed_dim, dense_dim, num_heads, **kwargs):
         super().__init__(**kwargs)
@@ -448,9 +448,7 @@ def test_nmt_transformer(text_file, tmp_path, capsys):
         type(layer).__name__ for layer in transformer.layers]
 
 
-# What the example needs and minitf does not do yet (the expected values are Keras 3.15's).
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="MultiHeadAttention.call has no query_mask / value_mask / key_mask")
+# MultiHeadAttention's mask arguments (the expected values are Keras 3.15's).
 def test_multi_head_attention_key_mask_argument():
     mha = layers.MultiHeadAttention(num_heads=2, key_dim=4)
     q = tf.constant(np.random.default_rng(0).normal(size=(2, 3, 4)), tf.float32)
@@ -461,8 +459,9 @@ def test_multi_head_attention_key_mask_argument():
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="a layer without compute_output_shape runs on a placeholder with "
-                          "unknown dimensions as 1, and reports 1 for all but the batch one")
+                   reason="a layer without compute_output_shape is shape-inferred on "
+                          "placeholders; this one's 8-entry position table cannot take the "
+                          "probe lengths 16 and 32, so the length is inferred as 1")
 def test_subclassed_layer_keeps_unknown_length():
     tokens = keras.Input(shape=(None,), dtype="int64")
     # Keras 3.15 prints (None, None, 32)

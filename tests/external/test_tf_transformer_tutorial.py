@@ -14,10 +14,8 @@ two") and a word tokenizer made of tf ops (split, hash-table lookup, ragged conc
 [END], as the tutorial's tokenizer notebook does). Sample cells use d_model=64, dff=128, 2 heads
 (not 512/2048/8); the trained model is num_layers=2, d_model=32, dff=64, 2 heads, 3 epochs with
 warmup_steps=100 (not 4000), so the file runs in about 15 s on 2 CPU cores. Plots and the
-saved_model export (disk output) are left out. Layers take their inputs positionally where the
-tutorial passes them by keyword (`self.causal_self_attention(x=x)`, `sample_decoder(x=en, ...)`):
-minitf's `Layer.__call__` does not bind inputs by name yet (see the xfail tests). Shapes,
-parameter counts and values come from the same cells run with TF 2.21 / Keras 3.15.
+saved_model export (disk output) are left out. Shapes, parameter counts and values come from
+the same cells run with TF 2.21 / Keras 3.15.
 """
 import types
 
@@ -237,8 +235,8 @@ class DecoderLayer(tf.keras.layers.Layer):
         self.ffn = FeedForward(d_model, dff)
 
     def call(self, x, context):
-        x = self.causal_self_attention(x)               # the tutorial: (x=x)
-        x = self.cross_attention(x, context=context)    # the tutorial: (x=x, context=context)
+        x = self.causal_self_attention(x=x)
+        x = self.cross_attention(x=x, context=context)
         # Cache the last attention scores for plotting later
         self.last_attn_scores = self.cross_attention.last_attn_scores
         x = self.ffn(x)  # Shape `(batch_size, seq_len, d_model)`.
@@ -479,7 +477,9 @@ def test_layer_cells_shapes_and_masks():
     assert sample_decoder_layer_output.shape == (64, 5, 64)
     assert sample_decoder_layer.count_params() == 83392
     sample_decoder = Decoder(num_layers=4, d_model=64, num_heads=2, dff=128, vocab_size=8000)
-    output = sample_decoder(en, context=pt_emb)
+    output = sample_decoder(
+        x=en,
+        context=pt_emb)
     assert output.shape == (64, 5, 64)
     assert sample_decoder.last_attn_scores.shape == (64, 2, 5, 6)
     assert sample_decoder.count_params() == 845568
@@ -583,9 +583,6 @@ def test_transformer_training_and_translation():
     # (batch, heads, target_seq, input_seq): the decoder input drops the last token.
     assert attention_weights.shape == (1, 2, len(ids) - 1, 5)
     exported = ExportTranslator(translator)
-    # ExportTranslator skips tf.Module.__init__, which minitf's input-signature check needs for
-    # the module's repr (see the xfail test below); the tutorial's class is otherwise unchanged.
-    tf.Module.__init__(exported)
     # The tokenizer's ragged tensors keep the decoding loop eager (with one warning).
     with pytest.warns(tf.EagerFallbackWarning, match="runs eagerly"):
         assert exported("três um dois").numpy() == translated_text.numpy()
@@ -598,10 +595,8 @@ def test_transformer_training_and_translation():
     assert right / total > 0.5
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="minitf.keras.layers.base.Layer.__call__ needs the inputs as the first "
-                          "positional argument; Keras binds them by call's first parameter name")
 def test_decoder_layer_called_with_inputs_by_keyword():
+    # Keras binds a layer's inputs by the name of call's first parameter too.
     tf.keras.utils.set_random_seed(0)
     x = tf.random.normal((2, 3, 8))
     context = tf.random.normal((2, 4, 8))
@@ -609,21 +604,17 @@ def test_decoder_layer_called_with_inputs_by_keyword():
     assert layer(x=x, context=context).shape == (2, 3, 8)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="minitf.tensor_spec.conform_to_signature evaluates repr(func) as a "
-                          "getattr default, and minitf.Module.__repr__ needs the _name that "
-                          "tf.Module.__init__ sets; the tutorial's ExportTranslator skips it")
 def test_export_translator_without_module_init():
+    # The tutorial's ExportTranslator never calls tf.Module.__init__.
     transformer = Transformer(num_layers=1, d_model=8, num_heads=2, dff=16,
                               input_vocab_size=13, target_vocab_size=13)
     exported = ExportTranslator(Translator(tokenizers, transformer))
-    assert exported("um dois").dtype == tf.string
+    with pytest.warns(tf.EagerFallbackWarning, match="runs eagerly"):
+        assert exported("um dois").dtype == tf.string
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="minitf.Tensor._keras_mask is a property without a deleter, so "
-                          "Transformer.call's `del logits._keras_mask` is silently skipped")
 def test_deleting_a_keras_mask():
+    # Transformer.call's `del logits._keras_mask`.
     x = tf.keras.layers.Embedding(5, 4, mask_zero=True)(tf.constant([[3, 0]]))
     del x._keras_mask
     assert x._keras_mask is None

@@ -539,3 +539,21 @@ def test_attention_errors():
     with pytest.raises(ValueError, match=r"mask must be a list \[query_mask, value_mask\]"):
         layers.Attention()([np.zeros((1, 2, 3)), np.zeros((1, 4, 3))],
                            mask=np.ones((1, 4), bool))
+
+
+def test_mha_query_value_and_key_mask_arguments():
+    # Keras 3.15: key_mask=m gives exactly attention_mask=m[:, None, :]; query_mask=r gives
+    # attention_mask=r[:, :, None] (rows of masked queries get no attention); an explicit
+    # mask replaces the tensor's own.
+    tf.keras.utils.set_random_seed(0)
+    mha = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)
+    q = tf.constant(np.random.default_rng(0).normal(size=(2, 3, 4)), tf.float32)
+    keys = np.array([[True, True, False], [True, False, False]])
+    rows = np.array([[True, False, True], [True, True, False]])
+    np.testing.assert_allclose(mha(q, q, key_mask=tf.constant(keys)).numpy(),
+                               mha(q, q, attention_mask=keys[:, None, :]).numpy())
+    np.testing.assert_allclose(mha(q, q, value_mask=tf.constant(keys)).numpy(),
+                               mha(q, q, attention_mask=keys[:, None, :]).numpy())
+    np.testing.assert_allclose(
+        mha(q, q, query_mask=tf.constant(rows), key_mask=tf.constant(keys)).numpy(),
+        mha(q, q, attention_mask=rows[:, :, None] & keys[:, None, :]).numpy())

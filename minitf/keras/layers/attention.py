@@ -249,9 +249,12 @@ class MultiHeadAttention(Layer):
         return super().__call__(*args, **kwargs)
 
     def call(self, query, value, key=None, attention_mask=None, return_attention_scores=False,
-             training=None, use_causal_mask=False):
-        # Keras 3: the masks of query, value and key join attention_mask
-        attention_mask = masking.attention_mask_from_inputs(query, value, key, attention_mask)
+             training=None, use_causal_mask=False, *, query_mask=None, value_mask=None,
+             key_mask=None):
+        # Keras 3: the masks of query, value and key (given, or the tensors' own) join
+        # attention_mask
+        attention_mask = masking.attention_mask_from_inputs(
+            query, value, key, attention_mask, query_mask, value_mask, key_mask)
         # Keras 3 then removes the inputs' masks: only the output keeps the query's, so a
         # residual Add of the (now unmasked) input and the output carries no mask
         if masking.any_masks():

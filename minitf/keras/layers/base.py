@@ -71,6 +71,18 @@ def _trackable(value):
 
 # --- Layer ---------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def _first_call_parameter(cls):
+    """The name of the first parameter of ``cls.call`` after ``self`` (``x`` in
+    ``def call(self, x, context)``), or None."""
+    try:
+        params = list(inspect.signature(cls.call).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    return params[0].name if params and params[0].kind in (
+        inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) else None
+
+
 class Layer:
     """Base class of layers and models (Keras' ``keras.layers.Layer``).
 
@@ -531,6 +543,8 @@ class Layer:
             inputs, args = args[0], args[1:]
         elif "inputs" in kwargs:
             inputs = kwargs.pop("inputs")
+        elif (first := _first_call_parameter(type(self))) in kwargs:
+            inputs = kwargs.pop(first)    # Keras binds the inputs by call's own name too
         else:
             raise TypeError(f"{type(self).__name__}.__call__ needs the inputs as its first "
                             f"argument")

@@ -281,11 +281,15 @@ def masked_moments(inputs, mask, axes, keepdims):
     return mean, variance
 
 
-def attention_mask_from_inputs(query, value, key, attention_mask):
+def attention_mask_from_inputs(query, value, key, attention_mask, query_mask=None,
+                               value_mask=None, key_mask=None):
     """MultiHeadAttention's automatic mask (Keras 3): ``attention_mask`` combined with the
-    masks of ``query`` ``(B, T)``, ``value`` and ``key`` ``(B, S)`` as ``(B, T, S)``."""
-    query_mask, value_mask = get_mask(query), get_mask(value)
-    key_mask = None if key is None or key is value else get_mask(key)
+    masks of ``query`` ``(B, T)``, ``value`` and ``key`` ``(B, S)`` as ``(B, T, S)``: the
+    ``*_mask`` arguments where given, else the tensors' own masks."""
+    query_mask = get_mask(query) if query_mask is None else query_mask
+    value_mask = get_mask(value) if value_mask is None else value_mask
+    if key_mask is None:
+        key_mask = None if key is None or key is value else get_mask(key)
     if query_mask is None and value_mask is None and key_mask is None:
         return attention_mask
     auto = None

@@ -11,21 +11,13 @@ import numpy
 
 from . import backend as B
 from .ops import complex_ops as C
+from .ops.complex_ops import _tensor
 from .ops.array_ops import concat, gather, pad, reshape
-from .ops.convert import convert_to_tensor
 from .ops.math_ops import cast
 from .signal_windows import (_int, hamming_window, hann_window, kaiser_bessel_derived_window,
                              kaiser_window, linear_to_mel_weight_matrix, vorbis_window)
 from .tensor import Tensor
 
-
-def _tensor(x, what):
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return convert_to_tensor(x)
-    except TypeError as exc:
-        raise TypeError(f"{what}: cannot convert {x!r:.80} to a tensor: {exc}") from None
 
 
 def _axis(axis, rank, what):

@@ -14,12 +14,12 @@ import os
 import struct
 
 from ..audio_ops import decode_wav
-from ..data.dataset import AUTOTUNE, Dataset
+from ..data.dataset import AUTOTUNE
 from ..io_files import read_file
 from ..ragged_tensor import RaggedTensor
-from .utils_files import (_check_label_args, _check_split_args, _label_values,
-                          _list_labelled_files, _split_files)
-from .utils_text_files import _paths_tensor
+from .utils_files import (_check_label_args, _check_split_args, _list_labelled_files,
+                          _split_files)
+from .utils_text_files import check_subsets, labelled_files
 
 __all__ = ["audio_dataset_from_directory"]
 
@@ -113,25 +113,11 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
         _check_sampling_rate(where, sampling_rate, file_paths)
     num_classes = len(class_names) if class_names else 0
     parts = _split_files(file_paths, file_labels, validation_split, subset, verbose)
-    if validation_split is not None:
-        for (paths, _), part in zip(parts, ["training", "validation"] if subset == "both"
-                                    else [subset]):
-            if not paths:
-                raise ValueError(f"{where}: no {part} audio files: validation_split="
-                                 f"{validation_split} of the {len(file_paths)} files found in "
-                                 f"directory {directory} leaves none for {part}")
+    check_subsets(where, "audio files", parts, validation_split, subset, file_paths, directory)
 
     def make(paths, targets, shuffled):
-        ds = Dataset.from_tensor_slices(_paths_tensor(paths))
-        if label_mode is not None:
-            values = _label_values(targets, label_mode, num_classes)
-            ds = Dataset.zip((ds, Dataset.from_tensor_slices(values)))
-        if shuffled:
-            ds = ds.shuffle(1024 if batch_size is None else batch_size * 8, seed=seed)
-        if label_mode is None:
-            ds = ds.map(lambda path: _read_audio(path, output_sequence_length, ragged))
-        else:
-            ds = ds.map(lambda path, y: (_read_audio(path, output_sequence_length, ragged), y))
+        ds = labelled_files(paths, targets, label_mode, num_classes, shuffled, batch_size, seed,
+                            lambda path: _read_audio(path, output_sequence_length, ragged))
         ds = ds.prefetch(AUTOTUNE)
         if batch_size is not None:
             if output_sequence_length is None and not ragged:

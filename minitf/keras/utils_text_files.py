@@ -41,6 +41,33 @@ def _paths_tensor(paths):
     return string_tensor(out)
 
 
+def check_subsets(where, noun, parts, validation_split, subset, file_paths, directory):
+    """Keras's error for a training or validation subset left empty by ``validation_split``
+    (``parts``: the ``(paths, labels)`` of each requested subset)."""
+    if validation_split is None:
+        return
+    for (paths, _), part in zip(parts, ["training", "validation"] if subset == "both"
+                                else [subset]):
+        if not paths:
+            raise ValueError(f"{where}: no {part} {noun}: validation_split="
+                             f"{validation_split} of the {len(file_paths)} files found in "
+                             f"directory {directory} leaves none for {part}")
+
+
+def labelled_files(paths, targets, label_mode, num_classes, shuffled, batch_size, seed, read):
+    """The dataset of ``read(path)`` for each file (with its label unless ``label_mode`` is
+    None), shuffled first as Keras shuffles the paths (a buffer of eight batches)."""
+    ds = Dataset.from_tensor_slices(_paths_tensor(paths))
+    if label_mode is not None:
+        values = _label_values(targets, label_mode, num_classes)
+        ds = Dataset.zip((ds, Dataset.from_tensor_slices(values)))
+    if shuffled:
+        ds = ds.shuffle(1024 if batch_size is None else batch_size * 8, seed=seed)
+    if label_mode is None:
+        return ds.map(read)
+    return ds.map(lambda path, y: (read(path), y))
+
+
 def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                 class_names=None, batch_size=32, max_length=None, shuffle=True,
                                 seed=None, validation_split=None, subset=None,
@@ -74,25 +101,11 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
         follow_links, shuffle, seed, verbose)
     num_classes = len(class_names) if class_names else 0
     parts = _split_files(file_paths, file_labels, validation_split, subset, verbose)
-    if validation_split is not None:
-        for (paths, _), part in zip(parts, ["training", "validation"] if subset == "both"
-                                    else [subset]):
-            if not paths:
-                raise ValueError(f"{where}: no {part} text files: validation_split="
-                                 f"{validation_split} of the {len(file_paths)} files found in "
-                                 f"directory {directory} leaves none for {part}")
+    check_subsets(where, "text files", parts, validation_split, subset, file_paths, directory)
 
     def make(paths, targets, shuffled):
-        ds = Dataset.from_tensor_slices(_paths_tensor(paths))
-        if label_mode is not None:
-            values = _label_values(targets, label_mode, num_classes)
-            ds = Dataset.zip((ds, Dataset.from_tensor_slices(values)))
-        if shuffled:
-            ds = ds.shuffle(1024 if batch_size is None else batch_size * 8, seed=seed)
-        if label_mode is None:
-            ds = ds.map(lambda path: _read_text(path, max_length))
-        else:
-            ds = ds.map(lambda path, y: (_read_text(path, max_length), y))
+        ds = labelled_files(paths, targets, label_mode, num_classes, shuffled, batch_size, seed,
+                            lambda path: _read_text(path, max_length))
         if batch_size is not None:
             ds = ds.batch(batch_size)
         ds = ds.prefetch(AUTOTUNE)

@@ -22,7 +22,7 @@ import logging
 import os
 
 import numpy as np
-import scipy.ndimage as ndimage
+import pytest
 
 import minitf as tf
 from tests.external import tf_guide_data_files as files
@@ -138,6 +138,7 @@ def test_decoding_image_data(tmp_path):
 
 
 def test_applying_arbitrary_python_logic(tmp_path):
+    ndimage = pytest.importorskip("scipy.ndimage")   # the guide's rotation (scipy: not a dependency)
     list_ds = tf.data.Dataset.list_files(os.path.join(files.flower_photos(tmp_path), '*/*'))
     images_ds = list_ds.map(parse_image)
 

@@ -440,10 +440,14 @@ _cast = defop("cast", _cast_forward, vjp=_cast_vjp, jvp="linear", save=(0,),
 
 
 def cast(x, dtype, name=None):
-    """Convert to ``dtype``. Casting from an integer or bool dtype cuts the gradient."""
+    """Convert to ``dtype``. Casting from an integer or bool dtype cuts the gradient. A
+    SparseTensor's values are cast (its indices and dense shape kept), as in TF."""
     try:
         x = _x(x)
     except TypeError:
+        from ..sparse_tensor import SparseTensor
+        if isinstance(x, SparseTensor):
+            return x._with(cast(x.values, dtype))
         return as_keras_layer(cast, (x, dtype), {})
     dtype = dtypes.as_dtype(dtype)
     if x._value.dtype == dtype.np:

@@ -16,7 +16,7 @@ from ...ops.math_ops import (abs, add, cast, ceil, cos, divide, equal, exp,  # n
                             logical_and, logical_not, logical_or, maximum, minimum, multiply,
                             negative, not_equal, reciprocal, round, rsqrt, sign, sin,
                             sqrt, square, subtract, tan, tanh, where)
-from ...ops.array_ops import (expand_dims, reshape, squeeze, stack, tile, transpose,  # noqa: F401
+from ...ops.array_ops import (expand_dims, reshape, squeeze, stack, tile,  # noqa: F401
                              zeros, ones)
 from ...ops.linalg_ops import matmul  # noqa: F401
 from ...ops.reduce_ops import argmax, argmin  # noqa: F401
@@ -457,3 +457,8 @@ def kaiser(x, beta):
         r = 2.0 * k / last - 1.0
         return _special.bessel_i0(beta * sqrt(1.0 - r * r)) / _special.bessel_i0(beta)
     return _window(x, weights)
+
+
+def transpose(x, axes=None):
+    """``x`` with its axes permuted by ``axes`` (reversed when None), as ``numpy.transpose``."""
+    return _a.transpose(x, axes)

@@ -8,11 +8,11 @@ Samples are float32 in [-1, 1): a 16-bit sample ``s`` is ``s / 32768``, and a fl
 written as ``round(x * 32768)`` clipped to [-32768, 32767].
 """
 import struct
-from types import SimpleNamespace
 
 import numpy
 
 from . import backend as B, errors
+from .namespace_imports import namespace
 from .ops.convert import convert_to_tensor
 from .string_tensors import OBJECT, scalar_bytes, string_tensor
 from .tensor import Tensor
@@ -141,7 +141,6 @@ def encode_wav(audio, sample_rate, name=None):
 def install(tf):
     """Set ``tf.audio.decode_wav`` and ``tf.audio.encode_wav``, creating ``tf.audio`` if
     needed (idempotent)."""
-    if not hasattr(tf, "audio"):
-        tf.audio = SimpleNamespace()
-    tf.audio.decode_wav = decode_wav
-    tf.audio.encode_wav = encode_wav
+    audio = namespace(tf, "audio")
+    audio.decode_wav = decode_wav
+    audio.encode_wav = encode_wav

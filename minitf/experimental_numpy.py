@@ -10,7 +10,6 @@ with ``prefer_float32=True``, makes Python floats float32. Functions are composi
 minitf ops, so gradients flow through them. minitf has no complex dtypes: the complex types are
 absent and ``real``/``imag``/``conj``/``angle`` work on real values.
 """
-import types as _types
 
 import numpy as _np
 
@@ -154,6 +153,5 @@ def install(tf):
     """Set ``tf.experimental.numpy`` (this module) so ``tf.experimental.numpy.ones`` and
     ``import minitf.experimental.numpy as tnp`` work. Idempotent."""
     import sys
-    if getattr(tf, "experimental", None) is None:
-        tf.experimental = _types.SimpleNamespace()
-    tf.experimental.numpy = sys.modules[__name__]
+    from .namespace_imports import namespace
+    namespace(tf, "experimental").numpy = sys.modules[__name__]

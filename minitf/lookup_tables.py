@@ -14,8 +14,6 @@ call's keys; a mutable table's operations make the function run eagerly (one
 ``EagerFallbackWarning``), so inserts, removes and lookups happen in program order on every
 call.
 """
-from types import SimpleNamespace
-
 import numpy as np
 
 from . import backend as B
@@ -24,6 +22,7 @@ from ._state import NoTrace, state
 from .keras.layers import farmhash
 from .lookup_initializers import (KeyValueTensorInitializer, TextFileIndex,
                                   TextFileInitializer, as_tensor, from_host, host_array)
+from .namespace_imports import namespace
 from .ops.registry import InvalidArgumentError
 from .ragged_tensor import RaggedTensor
 from .sparse_tensor import SparseTensor
@@ -462,19 +461,13 @@ def index_table_from_dataset(dataset=None, num_oov_buckets=0, vocab_size=None,
 def install(tf):
     """Create ``tf.lookup`` (with ``tf.lookup.experimental``) and set
     ``tf.data.experimental.table_from_dataset``/``index_table_from_dataset`` (idempotent)."""
-    lookup = getattr(tf, "lookup", None)
-    if not isinstance(lookup, SimpleNamespace):
-        lookup = SimpleNamespace()
-        tf.lookup = lookup
+    lookup = namespace(tf, "lookup")
     lookup.KeyValueTensorInitializer = KeyValueTensorInitializer
     lookup.TextFileInitializer = TextFileInitializer
     lookup.TextFileIndex = TextFileIndex
     lookup.StaticHashTable = StaticHashTable
     lookup.StaticVocabularyTable = StaticVocabularyTable
-    experimental = getattr(lookup, "experimental", None)
-    if not isinstance(experimental, SimpleNamespace):
-        experimental = SimpleNamespace()
-        lookup.experimental = experimental
+    experimental = namespace(lookup, "experimental")
     experimental.MutableHashTable = MutableHashTable
     experimental.DenseHashTable = DenseHashTable
     tf.data.experimental.table_from_dataset = table_from_dataset

@@ -63,3 +63,13 @@ def install():
     """Add the finder to ``sys.meta_path`` (once)."""
     if not any(isinstance(finder, _NamespaceFinder) for finder in sys.meta_path):
         sys.meta_path.append(_NamespaceFinder())
+
+
+def namespace(parent, name):
+    """The namespace at ``parent.<name>`` (``tf.lookup``, ``tf.experimental``), a new
+    ``SimpleNamespace`` set there when it is missing."""
+    found = getattr(parent, name, None)
+    if found is None:
+        found = types.SimpleNamespace()
+        setattr(parent, name, found)
+    return found

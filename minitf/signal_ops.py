@@ -5,11 +5,11 @@ back to the waveform. The DFTs are in ``minitf.ops.complex_ops``; windows and th
 filterbank in ``minitf.signal_windows``.
 """
 import math
-from types import SimpleNamespace
 
 import numpy
 
 from . import backend as B
+from .namespace_imports import namespace
 from .ops import complex_ops as C
 from .ops.complex_ops import _tensor
 from .ops.array_ops import concat, gather, pad, reshape
@@ -287,8 +287,6 @@ _PUBLIC = dict(
 def install(tf):
     """Set ``tf.signal`` (and the complex dtypes and functions) on ``tf`` (idempotent)."""
     C.install(tf)
-    namespace = getattr(tf, "signal", None)
-    if namespace is None:
-        namespace = tf.signal = SimpleNamespace()
+    signal = namespace(tf, "signal")
     for key, value in _PUBLIC.items():
-        setattr(namespace, key, value)
+        setattr(signal, key, value)

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from . import backend as B
 from . import config
 from .debugging import get_logger
+from .namespace_imports import namespace
 from .test_case import TestCase
 from .test_gradient import compute_gradient
 from .test_util import evaluate
@@ -174,10 +175,7 @@ class Benchmark:
 
 def install(tf):
     """Set ``tf.test`` (idempotent)."""
-    namespace = getattr(tf, "test", None)
-    if namespace is None:
-        namespace = SimpleNamespace()
-        tf.test = namespace
+    test = namespace(tf, "test")
     names = dict(TestCase=TestCase, main=main, compute_gradient=compute_gradient,
                  Benchmark=Benchmark, benchmark_config=benchmark_config,
                  is_gpu_available=is_gpu_available, gpu_device_name=gpu_device_name,
@@ -189,4 +187,4 @@ def install(tf):
                  disable_with_predicate=disable_with_predicate,
                  experimental=SimpleNamespace(sync_devices=sync_devices))
     for key, value in names.items():
-        setattr(namespace, key, value)
+        setattr(test, key, value)

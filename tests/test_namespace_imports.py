@@ -71,3 +71,14 @@ def test_compat_v1_as_the_first_import_of_a_program():
                           env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[0.0, 3.0]"
+
+
+def test_namespace_helper_creates_once_and_keeps_what_is_there():
+    from types import SimpleNamespace
+
+    from minitf.namespace_imports import namespace
+    parent = SimpleNamespace()
+    made = namespace(parent, "signal")
+    assert isinstance(made, SimpleNamespace) and parent.signal is made
+    assert namespace(parent, "signal") is made
+    assert namespace(tf, "lookup") is tf.lookup and namespace(tf, "experimental") is tf.experimental

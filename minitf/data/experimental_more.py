@@ -302,11 +302,9 @@ def make_batched_features_dataset(file_pattern, batch_size, features, reader=Non
 def install(tf):
     """Set the top-level names: ``tf.SparseTensorSpec``, ``tf.RaggedTensorSpec``,
     ``tf.OptionalSpec`` and ``tf.experimental.Optional``."""
-    from types import SimpleNamespace
+    from ..namespace_imports import namespace
     from .composite import RaggedTensorSpec, SparseTensorSpec
     from .optional import Optional, OptionalSpec
     tf.SparseTensorSpec, tf.RaggedTensorSpec = SparseTensorSpec, RaggedTensorSpec
     tf.OptionalSpec = OptionalSpec
-    if getattr(tf, "experimental", None) is None:
-        tf.experimental = SimpleNamespace()
-    tf.experimental.Optional = Optional
+    namespace(tf, "experimental").Optional = Optional

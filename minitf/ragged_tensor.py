@@ -123,6 +123,11 @@ def check_splits(splits, count, where, what):
                                    f"{count} rows; got {shown(splits)}")
 
 
+def _require_vector(array, where, what):
+    if array.ndim != 1:
+        raise InvalidArgumentError(f"{where}: {what} must be a vector, got shape {array.shape}")
+
+
 class RaggedTensor:
     """A tensor with ragged (variable-length) dimensions, as TF's ``tf.RaggedTensor``.
 
@@ -179,9 +184,7 @@ class RaggedTensor:
         """Consecutive rows of the given non-negative lengths, which sum to ``len(values)``."""
         where = "RaggedTensor.from_row_lengths"
         lengths, source = host_ints(row_lengths, where, "row_lengths")
-        if lengths.ndim != 1:
-            raise InvalidArgumentError(f"{where}: row_lengths must be a vector, got shape "
-                                       f"{lengths.shape}")
+        _require_vector(lengths, where, "row_lengths")
         if numpy.any(lengths < 0):
             raise InvalidArgumentError(f"{where}: row_lengths must be >= 0, got {shown(lengths)}")
         splits = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype(_INT64)
@@ -220,9 +223,7 @@ class RaggedTensor:
         where = "RaggedTensor.from_row_starts"
         starts, source = host_ints(row_starts, where, "row_starts")
         values = as_values(values, where)
-        if starts.ndim != 1:
-            raise InvalidArgumentError(f"{where}: row_starts must be a vector, got shape "
-                                       f"{starts.shape}")
+        _require_vector(starts, where, "row_starts")
         splits = numpy.concatenate([starts, [nvals(values)]]).astype(_INT64)
         return cls._from_splits(values, splits, source, where, "row_starts (with len(values))")
 
@@ -231,9 +232,7 @@ class RaggedTensor:
         """Row ``i`` ends at ``row_limits[i]`` and starts where the previous row ends."""
         where = "RaggedTensor.from_row_limits"
         limits, source = host_ints(row_limits, where, "row_limits")
-        if limits.ndim != 1:
-            raise InvalidArgumentError(f"{where}: row_limits must be a vector, got shape "
-                                       f"{limits.shape}")
+        _require_vector(limits, where, "row_limits")
         splits = numpy.concatenate([[0], limits]).astype(_INT64)
         return cls._from_splits(values, splits, source, where, "row_limits (after 0)")
 

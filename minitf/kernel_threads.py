@@ -3,7 +3,8 @@
 A CNN step spends half its time outside BLAS, in native kernels (``minitf.native_nn``,
 ``minitf.winograd``'s transforms) that run on the calling thread. ``run(fn, parts)`` runs
 ``fn(start, stop)`` for each part of a range, the first on the calling thread and the others
-on a pool of worker threads (ctypes releases the GIL), and returns when all are done. It
+on worker threads (ctypes releases the GIL), and returns when all are done: those of
+``minitf.thread_pool`` where it runs OpenBLAS's threads, else a Python thread pool. It
 splits over as many threads as numpy's OpenBLAS is set to use (``threadpoolctl``,
 ``OPENBLAS_NUM_THREADS``), so one setting governs both, and ``threads=1`` runs stay
 single-threaded.
@@ -13,13 +14,17 @@ and two threads ran them twice as fast as one); large products stay whole on Ope
 threads (two threads each running half of one large product ran no faster than one). Before a
 split, OpenBLAS's spinning workers are parked (``openblas.park``), as for the optimizers' split
 update: a 96 MB element-wise pass took 2.5 ms over two threads with them parked, 5 ms without.
+On ``minitf.thread_pool``'s workers nothing is parked: the products and the kernels take turns
+on the same threads, which keep spinning between them. Parked workers and a Python thread
+woken for every split cost a CNN step ~10% on an Intel host (shipped CNN 42.6 against 38.0
+ms, the valid one 19.3 against 17.3, in one process).
 """
 import os
 import threading
 
 import numpy
 
-from . import openblas
+from . import openblas, thread_pool
 
 _OFF = os.environ.get("MINITF_KERNEL_THREADS", "1") == "0"
 _pool = None
@@ -81,6 +86,9 @@ def _declared_blas_user(fn):
 def run(fn, parts, uses_blas=False):
     """``fn(start, stop)`` for every part (from ``split``), in parallel; returns when all
     are done and raises the first error. ``uses_blas``: ``fn`` runs small products."""
+    if len(parts) > 1 and thread_pool.active():
+        thread_pool.run_parts(fn, parts)
+        return
     if len(parts) <= 1 or (openblas.available() and not openblas.park()):
         # A worker left spinning (another thread may be in BLAS) holds a core: two threads
         # sharing the other ran slower than one.

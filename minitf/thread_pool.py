@@ -264,6 +264,7 @@ def install(lib):
     lib.pool_quiesce.argtypes, lib.pool_quiesce.restype = [], None
     lib.pool_set_spin_us.argtypes, lib.pool_set_spin_us.restype = [ctypes.c_long], None
     lib.pool_workers.argtypes, lib.pool_workers.restype = [], ctypes.c_int
+    lib.pool_run.argtypes, lib.pool_run.restype = [_PART, ctypes.c_void_p, ctypes.c_int], None
     if spin is not None:
         lib.pool_set_spin_us(max(0, int(spin)))
     setter(ctypes.cast(lib.pool_blas_callback, ctypes.c_void_p))
@@ -288,6 +289,28 @@ def uninstall():
 def active():
     """True when the pool runs OpenBLAS's threads (and so may split minitf's kernels too)."""
     return _library is not None
+
+
+_PART = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int)
+
+
+def run_parts(fn, parts):
+    """``fn(start, stop)`` for every ``(start, stop)`` of ``parts`` on the pool's threads (the
+    first on the calling thread); returns when all are done and raises the first error. Each
+    part takes the GIL only around its Python call: ``fn`` is expected to spend its time in a
+    ctypes call, which lets the GIL go."""
+    errors = [None] * len(parts)
+
+    def part(_, k):
+        try:
+            fn(*parts[k])
+        except BaseException as exc:   # noqa: BLE001 -- raised on the calling thread below
+            errors[k] = exc
+
+    _library.pool_run(_PART(part), None, len(parts))
+    for error in errors:
+        if error is not None:
+            raise error
 
 
 def quiesce():

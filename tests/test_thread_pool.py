@@ -111,3 +111,35 @@ def test_adam_split_over_the_pool_gives_the_ufunc_bits(dtype, n):
         assert native.adam(got_w, got_g, got_m, got_v, b1, c1, b2, c2, eps, scale, decay)
     for got, ref in zip((got_m, got_v, got_w), want[1:]):
         assert np.array_equal(got.view(f"u{got.itemsize}"), ref.view(f"u{ref.itemsize}"))
+
+
+@needs_two_threads
+def test_kernel_parts_run_on_the_pool_threads_and_raise_the_first_error():
+    """``kernel_threads.run`` hands its parts to the pool: every part runs once, the first on
+    the calling thread and the others on a pool worker (a native thread, not Python's
+    executor), and a part's error reaches the caller."""
+    parts = kernel_threads.split(1000, 1)
+    assert len(parts) >= 2
+    seen = {}
+    lock = threading.Lock()
+
+    def body(start, stop):
+        with lock:
+            seen[(start, stop)] = threading.current_thread()
+
+    kernel_threads.run(body, parts)
+    assert sorted(seen) == parts
+    assert seen[parts[0]] is threading.current_thread()
+    others = [seen[p] for p in parts[1:]]
+    assert all(t is not threading.current_thread() for t in others)
+    assert not any(t.name.startswith(openblas.THREAD_PREFIX) for t in others)  # not the executor
+
+    def failing(start, stop):
+        if start > 0:
+            raise ValueError(f"part {start}:{stop} failed")
+
+    with pytest.raises(ValueError, match=f"part {parts[1][0]}:{parts[1][1]} failed"):
+        kernel_threads.run(failing, parts)
+    total = np.zeros(1000)
+    kernel_threads.run(lambda a, b: total.__setitem__(slice(a, b), np.arange(a, b)), parts)
+    np.testing.assert_array_equal(total, np.arange(1000))

@@ -33,6 +33,7 @@ creates them on first use.
 import ctypes
 import logging
 import os
+import threading
 
 from . import openblas
 
@@ -302,6 +303,12 @@ def run_parts(fn, parts):
     errors = [None] * len(parts)
 
     def part(_, k):
+        if k:   # a pool worker: Python sees it as a thread of its own from its first part on
+            thread = threading.current_thread()
+            if not thread.name.startswith(openblas.THREAD_PREFIX):
+                # Named as minitf's: it runs BLAS only as OpenBLAS's threads, while the pool is
+                # installed, so it never keeps openblas.park from stopping OpenBLAS's workers.
+                thread.name = openblas.THREAD_PREFIX + "pool-worker"
         try:
             fn(*parts[k])
         except BaseException as exc:   # noqa: BLE001 -- raised on the calling thread below

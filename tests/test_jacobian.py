@@ -247,6 +247,31 @@ def test_an_mlp_jacobian_stays_row_sparse_to_the_weights(monkeypatch):
     np.testing.assert_array_equal(vec[3].numpy(), np.tile(np.eye(2), (6, 1, 1)))
 
 
+def test_a_weight_jacobian_written_in_parts_over_threads_matches_the_loop(monkeypatch):
+    """On numpy the outer products of a weight's jacobian are written by row blocks on several
+    threads where it is large; forced here into many small blocks, the result is still the
+    loop's and the closed form ``d y[i, j] / d w[k, l] = x[i, k] * (j == l)``."""
+    from minitf import kernel_threads
+    from minitf.ops import linalg_ops
+    monkeypatch.setattr(linalg_ops, "_OUTER_PART", 7)
+    monkeypatch.setattr(kernel_threads, "count", lambda: 3)
+    calls = []
+    real_run = kernel_threads.run
+    monkeypatch.setattr(kernel_threads, "run", lambda fn, parts, **kw: (
+        calls.append(len(parts)) or real_run(fn, parts, **kw)))
+    x = const(5, 4)
+    w = var(4, 3)
+    with tf.GradientTape(persistent=True) as tape:
+        y = x @ w
+    vec = tape.jacobian(y, w)
+    if tf.get_backend() == "numpy":   # other backends write it in one broadcast multiply
+        assert max(calls) == 3
+    loop = tape.jacobian(y, w, experimental_use_pfor=False)
+    np.testing.assert_array_equal(vec.numpy(), loop.numpy())
+    want = np.einsum("ik,jl->ijkl", x.numpy(), np.eye(3))
+    np.testing.assert_array_equal(vec.numpy(), want)
+
+
 @pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])  # row / column-sparse seeds
 def test_check_numerics_names_the_op_on_the_sparse_path(method):
     x = tf.constant(np.array([[1.0, -1.0], [0.0, 4.0]]))

@@ -36,9 +36,12 @@ def test_relu_of_strided_input_and_output():
 
 needs_openblas = pytest.mark.skipif(B.get_backend() != "numpy" or not openblas.available(),
                                     reason="numpy's BLAS is not a pthreads OpenBLAS")
+needs_openblas_workers = pytest.mark.skipif(
+    B.get_backend() != "numpy" or not openblas.available() or (openblas.threads() or 1) < 2,
+    reason="OpenBLAS runs one thread here (or is not numpy's BLAS): no workers to park")
 
 
-@needs_openblas
+@needs_openblas_workers
 @pytest.mark.usefixtures("openblas_own_threads")
 def test_park_stops_the_workers_and_blas_restarts_them():
     a = np.random.default_rng(2).standard_normal((256, 256)).astype(np.float32)
@@ -53,7 +56,7 @@ def test_park_stops_the_workers_and_blas_restarts_them():
 
 
 
-@needs_openblas
+@needs_openblas_workers
 @pytest.mark.usefixtures("openblas_own_threads")
 def test_park_leaves_the_workers_alone_while_another_thread_lives():
     a = np.ones((256, 256), np.float32)
@@ -79,7 +82,7 @@ def test_park_leaves_the_workers_alone_while_another_thread_lives():
         own.join()
 
 
-@needs_openblas
+@needs_openblas_workers
 @pytest.mark.usefixtures("openblas_own_threads")
 def test_park_waits_for_a_declared_thread_to_leave_its_blas_block():
     a = np.ones((256, 256), np.float32)

@@ -562,7 +562,7 @@ def test_automatic_split_matches_one_thread_with_and_without_parking(monkeypatch
     monkeypatch.setattr(_host, "_PARALLEL_MIN", 1 << 17)
     monkeypatch.setattr(_host, "_PARALLEL_MIN_FUSED", 1 << 17)
     splits = (tf.get_backend() == "numpy" and openblas.available()
-              and (os.cpu_count() or 1) > 1)
+              and (os.cpu_count() or 1) > 1 and (openblas.threads() or 1) > 1)
     rng = np.random.default_rng(7)
     shapes = [(500, 400), (400,)]
     init = [rng.standard_normal(s).astype(np.float32) for s in shapes]

@@ -50,6 +50,7 @@ def openblas_own_threads():
     """Run a test with OpenBLAS's own worker threads in charge (``minitf.thread_pool`` out of
     the way), as where the pool is unavailable or turned off."""
     from minitf import native, thread_pool
+    native.kernels()   # loading them installs the pool: do it now, so that it is out below
     was_active = thread_pool.active()
     thread_pool.uninstall()
     yield

@@ -68,16 +68,35 @@ void NAME##_fwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t 
         }                                                                                \
     }                                                                                    \
 }                                                                                        \
-/* y (x's shape) or NULL: with y, each element is then masked as relu_grad(dx, y) does. */   \
+/* s[ch] += x[r * c + ch] over rows r in order, in double: the one order of per-channel sums */ \
+static inline void NAME##_add_rows(int64_t rows, int64_t c, const T *restrict x,         \
+                                   double *restrict s) {                                 \
+    for (int64_t r = 0; r < rows; r++)                                                   \
+        for (int64_t ch = 0; ch < c; ch++) s[ch] += x[r * c + ch];                       \
+}                                                                                        \
+/* Per-image channel sums of x (n, rows, c) into sums (n, c). */                         \
+void NAME##_image_sums(int64_t n, int64_t rows, int64_t c, const T *restrict x,          \
+                       double *restrict sums) {                                          \
+    for (int64_t b = 0; b < n; b++) {                                                    \
+        for (int64_t ch = 0; ch < c; ch++) sums[b * c + ch] = 0;                         \
+        NAME##_add_rows(rows, c, x + b * rows * c, sums + b * c);                        \
+    }                                                                                    \
+}                                                                                        \
+/* y (x's shape) or NULL: with y, each element is then masked as relu_grad(dx, y) does.      \
+   sums (n, c) or NULL: with sums, each image's per-channel sums of dx, in double and in the   \
+   order NAME##_image_sums adds them (row by row, as each row is written). */              \
 void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,      \
                 const T *restrict g, const uint8_t *restrict arg, const T *restrict y,   \
-                T *restrict dx) {                                                        \
+                T *restrict dx, double *restrict sums) {                                 \
     int64_t oh = h / kh, ow = w / kw, k = kh * kw;                                       \
-    for (int64_t b = 0; b < n; b++)                                                      \
+    for (int64_t b = 0; b < n; b++) {                                                    \
+    if (sums)                                                                            \
+        for (int64_t ch = 0; ch < c; ch++) sums[b * c + ch] = 0;                         \
     for (int64_t r = 0; r < h; r++) {                                                    \
         T *restrict row = dx + (b * h + r) * w * c;                                      \
         if (r >= oh * kh) {                                                              \
             for (int64_t e = 0; e < w * c; e++) row[e] = 0;                              \
+            if (sums) NAME##_add_rows(w, c, row, sums + b * c);                           \
             continue;                                                                    \
         }                                                                                \
         int64_t i = r / kh, qi = (r % kh) * kw;                                          \
@@ -99,6 +118,8 @@ void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t 
             }                                                                            \
         }                                                                                \
         for (int64_t e = ow * kw * c; e < w * c; e++) row[e] = 0;                        \
+        if (sums) NAME##_add_rows(w, c, row, sums + b * c);                               \
+    }                                                                                    \
     }                                                                                    \
     (void)k;                                                                             \
 }                                                                                        \
@@ -275,7 +296,8 @@ CROSS_ENTROPY_FINISH(nn_float64, double, int64_t, int64)
 
 _DTYPES = ("float32", "float64")
 _I, _P = ctypes.c_int64, ctypes.c_void_p
-_SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 4,
+_SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 5,
+               "image_sums": [_I] * 3 + [_P] * 2,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
                "relu": [_I, _P, _P], "relu_pool": [_I] * 6 + [_P] * 5,
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
@@ -500,11 +522,12 @@ def max_pool(x, ksize, with_arg=True):
     return out, arg
 
 
-def max_pool_grad(g, arg, shape, ksize, relu_of=None):
+def max_pool_grad(g, arg, shape, ksize, relu_of=None, sums=None):
     """Each window's gradient ``g`` at its first maximum ``arg`` (from ``max_pool``), zeros
     elsewhere: an array of ``shape`` (N, H, W, C). With ``relu_of`` (an array of ``shape``),
-    that result then masked as ``relu_grad(result, relu_of)``, in the same pass. None where the
-    kernel cannot run."""
+    that result then masked as ``relu_grad(result, relu_of)``, in the same pass. With ``sums``
+    (float64, (N, C)), each image's channel sums of the result written into it, the bits of
+    ``image_sums``. None where the kernel cannot run."""
     kh, kw = ksize
     n, h, w, c = shape
     if g.shape != (n, h // kh, w // kw, c) or arg.shape != g.shape:
@@ -515,11 +538,32 @@ def max_pool_grad(g, arg, shape, ksize, relu_of=None):
     if fn is None or not arg.flags.c_contiguous or (
             relu_of is not None and relu_of.shape != tuple(shape)):
         return None
+    if sums is not None and not (sums.shape == (n, c) and sums.dtype == numpy.float64
+                                 and sums.flags.c_contiguous):
+        return None
     dx = numpy.empty(shape, g.dtype)
     _split(n, h * w * c, lambda _, a, b: fn(
         b - a, h, w, c, kh, kw, _address(g[a:]), _address(arg[a:]),
-        None if relu_of is None else _address(relu_of[a:]), _address(dx[a:])))
+        None if relu_of is None else _address(relu_of[a:]), _address(dx[a:]),
+        None if sums is None else _address(sums[a:])))
     return dx
+
+
+def image_sums(x):
+    """Per-channel sums of each image of ``x`` (N, ..., C), in float64: an (N, C) array, or
+    None where the kernel cannot run. Each sum adds the image's pixels in memory order."""
+    fn = _fn("image_sums", x) if getattr(x, "ndim", 0) >= 3 else None
+    if fn is None:
+        return None
+    n, c = x.shape[0], x.shape[-1]
+    rows = x.size // max(n * c, 1)
+    sums = numpy.empty((n, c))
+    if sums.size == 0:
+        return sums
+    x3 = x.reshape(n, rows, c)
+    _split(n, rows * c, lambda _, a, b: fn(b - a, rows, c, _address(x3[a:]),
+                                            _address(sums[a:])))
+    return sums
 
 
 def relu_pool(x, b, ksize):
@@ -640,10 +684,12 @@ def _pool_matches(fns, dtype, rng):
     fns["fwd"][dtype](2, 7, 9, 5, kh, kw, _address(x), _address(out), _address(arg))
     dx = numpy.empty(x.shape, dtype)
     fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), None,
-                        _address(dx))
-    masked = numpy.empty(x.shape, dtype)
+                        _address(dx), None)
+    masked, sums = numpy.empty(x.shape, dtype), numpy.empty((2, 5))
     fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), _address(x),
-                        _address(masked))
+                        _address(masked), _address(sums))
+    want_sums = numpy.empty((2, 5))
+    fns["image_sums"][dtype](2, 7 * 9, 5, _address(masked), _address(want_sums))
     views = [x[:, i:i + 6:kh, j:j + 9:kw] for i in range(kh) for j in range(kw)]
     top = views[0].copy()
     for v in views[1:]:
@@ -659,6 +705,7 @@ def _pool_matches(fns, dtype, rng):
     return (numpy.array_equal(out, top, equal_nan=True) and numpy.array_equal(arg, want_arg)
             and numpy.array_equal(dx, want_dx, equal_nan=True)
             and numpy.array_equal(masked.view(bits), want_masked.view(bits))
+            and numpy.array_equal(sums, want_sums, equal_nan=True)
             and _relu_pool_matches(fns, dtype, x, rng))
 
 

@@ -17,6 +17,11 @@ before ``MaxPooling2D``); ``minitf.ops.pool_fusion_ops`` has the fused ops:
   g)``, one pass writing the masked scatter instead of writing the scatter and then reading it
   and ``a`` again. Only where the scatter feeds nothing else.
 
+- backward, ``tiled_max_relu_grad`` then ``sum_to`` of its result (the bias gradient of a
+  convolution before the relu): the scatter, with ``sums=True``, also sums each image's
+  channels as it writes them, in the order ``sum_to``'s own kernel adds them, and ``sum_to``
+  takes those sums instead of reading the whole gradient again.
+
 ``MINITF_PLAN_FUSION=0`` turns fusion off (to compare, or to rule it out).
 """
 import collections
@@ -34,6 +39,16 @@ def _pool_then_relu_grad(first, second, single_use):
     return None
 
 
+def _scatter_then_bias_sums(first, second, single_use):
+    """The masked scatter also sums each image's channels for the bias gradient after it
+    (``sum_to`` down to one axis picks the sums up; the scatter stays a step's output)."""
+    _, op, ins, attrs, scatter = first
+    _, _, sum_ins, sum_attrs, _ = second
+    if sum_ins != (scatter,) or len(sum_attrs.get("shape", ())) != 1 or attrs.get("sums"):
+        return None
+    return [("op", op, ins, dict(attrs, sums=True), scatter), second]
+
+
 def _relu_then_pool(first, second, single_use):
     """The relu computes the pool's maxima too; the pool step then picks them up."""
     _, op, ins, attrs, a = first
@@ -49,6 +64,7 @@ def _relu_then_pool(first, second, single_use):
 
 
 _RULES = {("tiled_max_grad", "relu_grad"): _pool_then_relu_grad,
+          ("tiled_max_relu_grad", "sum_to"): _scatter_then_bias_sums,
           ("relu", "tiled_max_pool"): _relu_then_pool,
           ("bias_activation", "tiled_max_pool"): _relu_then_pool}
 

@@ -64,6 +64,32 @@ def test_native_masked_scatter_matches_when_the_kernel_runs():
     np.testing.assert_array_equal(dx.reshape(2, 4), [[0, 10, 0, 0], [0, 0, 0, 0]])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scatter_sums_are_the_bias_gradient_kernels_bits(dtype):
+    """The scatter's per-image channel sums equal ``image_sums`` of its result bit for bit
+    (NaN included), and those are the float64 sums of each image; ``sum_to`` of a large NHWC
+    gradient to its channels adds them up, close to the float64 sum."""
+    if B.get_backend() != "numpy" or not native_nn.available():
+        pytest.skip("numpy's native kernels only (no C compiler, or another backend)")
+    rng = np.random.default_rng(4)
+    x = _awkward(rng, (3, 8, 6, 5), dtype)
+    g = _awkward(rng, (3, 4, 3, 5), dtype)
+    _, arg = native_nn.max_pool(x, (2, 2))
+    sums = np.empty((3, 5))
+    with np.errstate(invalid="ignore"):
+        dx = native_nn.max_pool_grad(g, arg, x.shape, (2, 2), relu_of=x, sums=sums)
+    np.testing.assert_array_equal(sums, native_nn.image_sums(dx))
+    finite = rng.standard_normal((4, 9, 7, 6)).astype(dtype)
+    np.testing.assert_allclose(native_nn.image_sums(finite),
+                               finite.astype(np.float64).sum(axis=(1, 2)), rtol=1e-12)
+    big = rng.standard_normal((64, 16, 16, 8)).astype(dtype)
+    assert native_nn.pays(big)
+    from minitf.ops.array_ops import _sum_to_forward
+    np.testing.assert_allclose(_sum_to_forward(big, (8,)),
+                               big.astype(np.float64).sum(axis=(0, 1, 2)),
+                               rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-5)
+
+
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fused_relu_and_pool_are_the_pair_and_leave_the_maxima_for_the_pool_step(bias, dtype):
@@ -104,13 +130,19 @@ def _op_names(function):
     return [getattr(fn, "__name__", "") for _, fn, *_ in plan.steps]
 
 
+def _op_attrs(function, name):
+    (plan,) = function._plans.values()
+    return [attrs for _, fn, _, attrs, *_ in plan.steps if getattr(fn, "__name__", "") == name]
+
+
 def _train(mode, batches, monkeypatch):
     monkeypatch.setenv("MINITF_PLAN_FUSION", "0" if mode == "unfused" else "1")
     model, step = _cnn_step(0)
     run = step if mode == "eager" else tf.function(step)
     losses = [float(run(x, y)) for x, y in batches]
     names = _op_names(run) if mode != "eager" else None
-    return losses, [v.numpy() for v in model.variables], names
+    scatters = _op_attrs(run, "_tiled_max_relu_grad_forward") if mode == "fused" else None
+    return losses, [v.numpy() for v in model.variables], names, scatters
 
 
 def test_traced_cnn_step_fuses_both_pooling_layers_and_trains_as_unfused_and_eager(monkeypatch):
@@ -132,11 +164,33 @@ def test_traced_cnn_step_fuses_both_pooling_layers_and_trains_as_unfused_and_eag
     assert not {"_bias_relu_pooled_forward", "_relu_pooled_forward",
                 "_tiled_max_relu_grad_forward"} & set(unfused[2])
     assert unfused[2].count("_tiled_max_grad_forward") == 2
+    # Each scatter also sums the images' channels for the convolution's bias gradient after
+    # it (taken from the cache where the kernels run: the first layer's): the same bits.
+    assert [attrs.get("sums") for attrs in fused[3]] == [True, True]
     for other in (unfused, eager):
         assert fused[0] == other[0]
         for a, b in zip(fused[1], other[1]):
             np.testing.assert_array_equal(a, b)
     assert fused[0][-1] < fused[0][0]     # it trains
+
+
+def test_a_replay_takes_the_bias_sums_from_the_scatter(monkeypatch):
+    """In a traced step the bias gradient after a fused scatter is not summed again."""
+    if B.get_backend() != "numpy" or not native_nn.available():
+        pytest.skip("numpy's native kernels only (no C compiler, or another backend)")
+    model, step = _cnn_step(1)
+    run = tf.function(step)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((9, 20, 20, 2)).astype(np.float32)
+    y = rng.integers(0, 3, 9).astype(np.int32)
+    run(x, y)
+    computed = []
+    real = native_nn.image_sums
+    monkeypatch.setattr(native_nn, "image_sums", lambda a: computed.append(a.shape) or real(a))
+    run(x, y)
+    assert computed == []            # the first layer's sums came with its scatter
+    step(x, y)                       # eager: sum_to computes them
+    assert computed == [(9, 18, 18, 16)]
 
 
 def test_pair_is_not_fused_when_the_scatter_is_returned():
@@ -193,6 +247,16 @@ def test_fuse_rewrites_only_adjacent_single_use_temporaries():
     # relu_grad of the scatter against another array than the pooled input: not the pattern.
     masked_by_other = [pair[0], ("op", R, (3, 7), {}, 4)]
     assert plan_fusion.fuse(masked_by_other, kinds, []) == masked_by_other
+    # The masked scatter, then its sum down to the channels (a bias gradient): the scatter
+    # sums too; the sum step stays, and the scatter may be read elsewhere.
+    S = _Op("sum_to")
+    bias = [("op", _Op("tiled_max_relu_grad"), (1, 2), attrs, 3),
+            ("op", S, (3,), {"shape": (5,)}, 4), ("op", other, (3, 1), {}, 6)]
+    summed = plan_fusion.fuse(bias, kinds, [])
+    assert summed[0][2:] == ((1, 2), attrs | {"sums": True}, 3) and summed[1:] == bias[1:]
+    for not_it in ([bias[0], ("op", S, (1,), {"shape": (5,)}, 4)],       # sums another array
+                   [bias[0], ("op", S, (3,), {"shape": (1, 5)}, 4)]):    # not to one axis
+        assert plan_fusion.fuse(not_it, kinds, []) == not_it
 
 
 def test_dense_relu_reads_its_bias_variable_without_a_copy_in_a_traced_step():

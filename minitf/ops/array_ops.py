@@ -9,10 +9,11 @@ import builtins
 import numpy
 
 from .. import backend as B
-from .. import dtypes
+from .. import dtypes, native_nn
 from ..tensor import Tensor, host_value, note_shape_read
 from ._samples import u
 from .convert import convert_to_tensor
+from .derived import derived as _derived
 from .math_ops import identity, stop_gradient  # noqa: F401 - re-exported
 from .math_ops import ones_like_public, zeros_like_public
 from .registry import InvalidArgumentError, RAW, TENSOR, apply, as_keras_layer, defop, helper
@@ -145,6 +146,15 @@ def _sum_to_forward(x, shape):
                                       if s == 1 and x.shape[lead + i] != 1)
     if not axes:
         return x
+    if (axes == tuple(builtins.range(x.ndim - 1)) and len(shape) == 1 and x.ndim > 2
+            and type(x) is numpy.ndarray and native_nn.pays(x)):
+        # A convolution's bias gradient: each image's channel sums in float64 (the pooling
+        # gradient's fused kernel may have left them), added image after image.
+        sums = _derived.take(x, image_sums_key(x))
+        if sums is None:
+            sums = native_nn.image_sums(x)
+        if sums is not None:
+            return sums.sum(axis=0).astype(x.dtype)
     if (axes == tuple(builtins.range(len(axes))) and x.dtype.kind == "f" and x.itemsize >= 4
             and x.flags.c_contiguous and x.ndim > 1):
         # Summing leading axes (a bias gradient) as ones @ x runs on BLAS: 3x faster than a
@@ -153,6 +163,11 @@ def _sum_to_forward(x, shape):
         return (_ones(rows.shape[0], x.dtype) @ rows).reshape(shape)
     out = x.sum(axis=axes, keepdims=True)
     return out.reshape(shape) if lead or out.shape != tuple(shape) else out
+
+
+def image_sums_key(x):
+    """The derived-cache key of ``x``'s per-image channel sums (``native_nn.image_sums``)."""
+    return ("image_sums", x.shape, x.dtype)
 
 
 _ONES = {}

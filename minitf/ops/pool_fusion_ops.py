@@ -9,13 +9,19 @@ Each op computes exactly what the unfused pair computes (the same kernels, one p
   gradient (``conv_ops.cache_pooled``).
 - ``tiled_max_relu_grad(x, g, ksize)``: ``relu_grad(tiled_max_grad(x, g), x)``, the backward
   of ``max_pool(relu(..))`` with respect to the relu's input (``x``: the relu's output), as one
-  masked scatter.
+  masked scatter. With ``sums=True`` (a bias gradient, ``sum_to``, reads the result next) the
+  same pass leaves each image's channel sums in the derived cache, the bits ``sum_to``'s own
+  kernel computes (``native_nn.image_sums``).
 
 Where numpy's native kernels do not run (another backend, small arrays, no compiler) each op
 runs the unfused pair's own path.
 """
+import numpy
+
 from .. import native_nn
 from . import conv_ops
+from .array_ops import image_sums_key
+from .derived import derived as _derived
 from ._samples import away, u
 from .registry import RAW, defop
 
@@ -65,16 +71,24 @@ bias_relu_pooled = defop(
     samples=lambda: [((away(2, 4, 5, 3), u(3, lo=-0.1, hi=0.1)), {"ksize": (2, 2)})])
 
 
-def _tiled_max_relu_grad_forward(x, g, ksize):
-    out = conv_ops.native_scatter(x, g, ksize, relu_of=x)
-    return RAW.relu_grad(conv_ops._tiled_max_grad_forward(x, g, ksize), x) if out is None else out
+def _tiled_max_relu_grad_forward(x, g, ksize, sums=False):
+    # The sums only where sum_to's kernel would compute them itself (the same size test).
+    image_sums = (numpy.empty((x.shape[0], x.shape[-1]))
+                  if sums and x.ndim == 4 and native_nn.pays(x) else None)
+    out = conv_ops.native_scatter(x, g, ksize, relu_of=x, sums=image_sums)
+    if out is None:
+        return RAW.relu_grad(conv_ops._tiled_max_grad_forward(x, g, ksize), x)
+    if image_sums is not None:
+        _derived.put(out, image_sums_key(out), image_sums)
+    return out
 
 
 tiled_max_relu_grad = defop(
     "tiled_max_relu_grad", _tiled_max_relu_grad_forward, arity=2, save=(0,),
     type="MaxPoolReluGrad", identity_cache=True,
-    vjp=lambda F, g, x, y, ksize: (None, F.tiled_max_pick(x[0], F.relu_grad(g, x[0]),
-                                                          ksize=ksize)),
-    jvp=lambda F, t, x, y, ksize: None if t[1] is None else F.tiled_max_relu_grad(
+    vjp=lambda F, g, x, y, ksize, sums=False: (
+        None, F.tiled_max_pick(x[0], F.relu_grad(g, x[0]), ksize=ksize)),
+    jvp=lambda F, t, x, y, ksize, sums=False: None if t[1] is None else F.tiled_max_relu_grad(
         x[0], t[1], ksize=ksize),
-    samples=lambda: [((away(2, 4, 5, 3), u(2, 2, 2, 3)), {"ksize": (2, 2)})])
+    samples=lambda: [((away(2, 4, 5, 3), u(2, 2, 2, 3)), {"ksize": (2, 2)}),
+                     ((away(2, 4, 5, 3), u(2, 2, 2, 3)), {"ksize": (2, 2), "sums": True})])

@@ -10,7 +10,10 @@ kernel here is one pass over memory:
   TF's MaxPoolGrad sends the gradient to (a NaN window: its last element, as the ufunc path).
 - ``max_pool_grad(g, arg, shape, ksize)``: that scatter, ``g * (offset == arg)`` at every
   window position (so a NaN gradient stays NaN, as numpy's mask multiply), zeros in the strip a
-  window does not cover; optionally masked by a following relu's gradient in the same pass.
+  window does not cover; optionally masked by a following relu's gradient in the same pass,
+  and optionally summing each image's channels of the result as ``image_sums`` does.
+- ``image_sums(x)``: each image's per-channel sums in float64, pixels in memory order (a
+  convolution's bias gradient, ``sum_to``).
 - ``bias_relu(x, b)``: ``maximum(x + b, 0)`` with ``b`` along the last axis.
 - ``relu(x)``: ``maximum(x, 0)``; ``relu_grad(g, y)``: ``g * (y > 0)``.
 - ``relu_pool(x, b, ksize)``: ``bias_relu`` (or ``relu``) and then ``max_pool`` of its result,

@@ -24,6 +24,9 @@ sleep. Between two large products a step runs small products and element-wise ke
 calling thread for several hundred us, and waking a sleeping worker in a virtual machine costs
 ~140 us: with 200 us of spin the big MLP's traced step ran 6-17% slower than with 2,000 on an
 Intel host, the CNNs' 6% (on an AMD Zen 4 host spins of 0 to 1,000 us made no difference).
+Where other busy processes share the cores, spinning takes time from them and from the step
+(a CPU-bound process beside the big MLP's step: 8.0 ms with 2,000 us, 7.0 with 200; yielding
+the core while spinning made it 21-24 ms): set ``MINITF_POOL_SPIN_US`` lower there.
 ``quiesce()`` sends spinning workers to sleep at once (minitf's Python helper threads call it
 before they take the second core). After ``fork`` the child starts with no workers and
 creates them on first use.

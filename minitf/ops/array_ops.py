@@ -148,8 +148,10 @@ def _sum_to_forward(x, shape):
         return x
     if (axes == tuple(builtins.range(x.ndim - 1)) and len(shape) == 1 and x.ndim > 2
             and type(x) is numpy.ndarray and native_nn.pays(x)):
-        # A convolution's bias gradient: each image's channel sums in float64 (the pooling
-        # gradient's fused kernel may have left them), added image after image.
+        # A convolution's bias gradient: each image's channel sums in float64, added image
+        # after image. The fused pooling gradient of the step before may have left them: the
+        # entry sits on that identity-cache op's output (never overwritten in place) and is
+        # taken here, its one reader.
         sums = _derived.take(x, image_sums_key(x))
         if sums is None:
             sums = native_nn.image_sums(x)

@@ -180,12 +180,10 @@ def test_park_goes_ahead_beside_tensorboardx_writer_threads(tmp_path):
         writer.close()
 
 
-@needs_openblas
+@needs_openblas_workers
 @pytest.mark.usefixtures("openblas_own_threads")
 def test_kernel_parts_run_on_the_calling_thread_while_the_workers_cannot_be_parked(monkeypatch):
     from minitf import kernel_threads
-    if (openblas.threads() or 1) < 2:
-        pytest.skip("OpenBLAS runs one thread here: no workers to park")
     monkeypatch.setattr(kernel_threads, "count", lambda: 2)
     ran_on = []
 

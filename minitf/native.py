@@ -35,7 +35,8 @@ import threading
 
 import numpy as _numpy
 
-from . import backend, direct_conv, kernel_threads, native_nn, thread_pool, winograd
+from . import (backend, direct_conv, kernel_threads, native_nn, native_nn_checks, thread_pool,
+               winograd)
 
 logger = logging.getLogger("minitf")
 
@@ -286,7 +287,7 @@ def _load():
         logger.debug("minitf: native kernels round differently from numpy; not used")
         return None
     thread_pool.install(kernels.lib)
-    if not native_nn.matches_numpy(kernels.nn):
+    if not native_nn_checks.matches_numpy(kernels.nn):
         logger.debug("minitf: native NN kernels differ from numpy; not used")
         kernels.nn = None
     if not winograd.matches_direct(kernels.winograd):

@@ -17,7 +17,7 @@ kernel here is one pass over memory:
 - ``bias_relu(x, b)``: ``maximum(x + b, 0)`` with ``b`` along the last axis.
 - ``relu(x)``: ``maximum(x, 0)``; ``relu_grad(g, y)``: ``g * (y > 0)``.
 - ``relu_pool(x, b, ksize)``: ``bias_relu`` (or ``relu``) and then ``max_pool`` of its result,
-  image by image while the image is in cache.
+  image by image while the image is in cache; ``bn_relu_pool``, the same after ``bn_apply``.
 - ``bn_moments``, ``bn_apply``, ``bn_reduce``, ``bn_input_grad``: batch normalization's
   statistics (summed in float64), output, parameter gradients and input gradient, one pass
   each over the activations (``minitf.ops.norm_ops`` has the formulas).
@@ -257,6 +257,23 @@ void NAME##_bn_input_grad(int64_t n, int64_t c, const T *restrict x, const T *re
 }
 BATCHNORM(nn_float32, float)
 BATCHNORM(nn_float64, double)
+/* a = relu(batch norm of x) (bn_apply's output, then relu in place), then its max pooling,
+   image by image while the image is in cache: bn_apply, relu_pool's relu and pool, in one
+   pass over memory (the normalized values are never written out). */
+#define BN_RELU_POOL(NAME, T)                                                            \
+void NAME##_bn_relu_pool(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh,         \
+                         int64_t kw, const T *x, const T *mean, const T *inv,            \
+                         const T *gamma, const T *beta, T *a, T *out, uint8_t *arg) {    \
+    int64_t image = h * w * c, pooled = (h / kh) * (w / kw) * c;                         \
+    for (int64_t b = 0; b < n; b++) {                                                    \
+        T *ab = a + b * image;                                                           \
+        NAME##_bn_apply(h * w, c, x + b * image, mean, inv, gamma, beta, ab);            \
+        NAME##_relu(image, ab, ab);                                                      \
+        NAME##_fwd(1, h, w, c, kh, kw, ab, out + b * pooled, arg + b * pooled);          \
+    }                                                                                    \
+}
+BN_RELU_POOL(nn_float32, float)
+BN_RELU_POOL(nn_float64, double)
 /* Sparse softmax cross-entropy around numpy's exp and sum (so the bits are numpy's):
    ce_shift: each row minus its maximum (NaN propagating); ce_finish_L (labels of type L): the
    exponentials divided by their row's total in place, 1 subtracted at each label, and the
@@ -303,6 +320,7 @@ _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 5,
                "image_sums": [_I] * 3 + [_P] * 2,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
                "relu": [_I, _P, _P], "relu_pool": [_I] * 6 + [_P] * 5,
+               "bn_relu_pool": [_I] * 6 + [_P] * 8,
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
                "bn_sums": [_I, _I] + [_P] * 3,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
@@ -589,6 +607,28 @@ def relu_pool(x, b, ksize):
     return a, out, arg
 
 
+def bn_relu_pool(x, mean, inv, gamma, beta, ksize):
+    """``(a, maxima, arg)``: ``a = relu(bn_apply(x, mean, inv, gamma, beta))`` and
+    ``max_pool(a, ksize)``, image by image in one pass (the batch norm's output is never
+    written); None where the kernels cannot run."""
+    kh, kw = ksize
+    if getattr(x, "ndim", 0) != 4 or kh * kw > 255 or x.shape[0] == 0:
+        return None
+    fn = _fn("bn_relu_pool", x)
+    rows = None if fn is None else _rows(x, mean, inv, gamma, beta)
+    if rows is None:
+        return None
+    pointers = [_address(p) for p in rows[1]]
+    n, h, w, c = x.shape
+    shape = (n, h // kh, w // kw, c)
+    a, out = numpy.empty(x.shape, x.dtype), numpy.empty(shape, x.dtype)
+    arg = numpy.empty(shape, numpy.uint8)
+    _split(n, x[0].size, lambda _, lo, hi: fn(
+        hi - lo, h, w, c, kh, kw, _address(x[lo:]), *pointers, _address(a[lo:]),
+        _address(out[lo:]), _address(arg[lo:])))
+    return a, out, arg
+
+
 def bias_relu(x, b, out=None):
     """``maximum(x + b, 0)`` for ``b`` of shape ``(C,)`` and ``x`` of shape ``(..., C)``, or
     None where the kernel cannot run."""
@@ -668,103 +708,3 @@ def sparse_cross_entropy(labels, logits):
     loss = numpy.log(total, out=total)
     loss -= picked
     return loss, e
-
-
-def _awkward(rng, shape, dtype):
-    """Values with NaN, infinities, signed zeros, subnormals and many ties, shuffled."""
-    x = rng.standard_normal(shape).astype(dtype).round(0)
-    flat = x.reshape(-1)
-    specials = [numpy.nan, numpy.inf, -numpy.inf, 0.0, -0.0, 1e-40, -1e-40, 3e38]
-    flat[:len(specials)] = specials
-    rng.shuffle(flat)
-    return x
-
-
-def _pool_matches(fns, dtype, rng):
-    x, g = _awkward(rng, (2, 7, 9, 5), dtype), _awkward(rng, (2, 3, 3, 5), dtype)
-    kh, kw = 2, 3
-    out, arg = numpy.empty(g.shape, dtype), numpy.empty(g.shape, numpy.uint8)
-    fns["fwd"][dtype](2, 7, 9, 5, kh, kw, _address(x), _address(out), _address(arg))
-    dx = numpy.empty(x.shape, dtype)
-    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), None,
-                        _address(dx), None)
-    masked, sums = numpy.empty(x.shape, dtype), numpy.empty((2, 5))
-    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), _address(x),
-                        _address(masked), _address(sums))
-    want_sums = numpy.empty((2, 5))
-    fns["image_sums"][dtype](2, 7 * 9, 5, _address(masked), _address(want_sums))
-    views = [x[:, i:i + 6:kh, j:j + 9:kw] for i in range(kh) for j in range(kw)]
-    top = views[0].copy()
-    for v in views[1:]:
-        numpy.maximum(top, v, out=top)
-    want_arg = numpy.full(g.shape, kh * kw - 1, numpy.uint8)
-    for q in reversed(range(kh * kw)):
-        want_arg[views[q] == top] = q
-    want_dx = numpy.zeros(x.shape, dtype)
-    for q in range(kh * kw):
-        want_dx[:, q // kw:q // kw + 6:kh, q % kw:q % kw + 9:kw] = g * (want_arg == q)
-    want_masked = numpy.multiply(want_dx, x > 0)
-    bits = f"u{numpy.dtype(dtype).itemsize}"      # signed zeros too: the same bits as relu_grad
-    return (numpy.array_equal(out, top, equal_nan=True) and numpy.array_equal(arg, want_arg)
-            and numpy.array_equal(dx, want_dx, equal_nan=True)
-            and numpy.array_equal(masked.view(bits), want_masked.view(bits))
-            and numpy.array_equal(sums, want_sums, equal_nan=True)
-            and _relu_pool_matches(fns, dtype, x, rng))
-
-
-def _relu_pool_matches(fns, dtype, x, rng):
-    n, h, w, c = x.shape
-    b = rng.standard_normal(c).astype(dtype)
-    for bias in (b, None):
-        a, top = numpy.empty_like(x), numpy.empty((n, h // 2, w // 3, c), dtype)
-        arg, want_top = numpy.empty(top.shape, numpy.uint8), numpy.empty_like(top)
-        want_arg = numpy.empty_like(arg)
-        fns["relu_pool"][dtype](n, h, w, c, 2, 3, _address(x),
-                                None if bias is None else _address(bias), _address(a),
-                                _address(top), _address(arg))
-        want_a = numpy.maximum(x if bias is None else x + bias, 0)
-        fns["fwd"][dtype](n, h, w, c, 2, 3, _address(a), _address(want_top),
-                          _address(want_arg))
-        if not (numpy.array_equal(a, want_a, equal_nan=True)
-                and numpy.array_equal(top, want_top, equal_nan=True)
-                and numpy.array_equal(arg, want_arg)):
-            return False
-    return True
-
-
-def _elementwise_match(fns, dtype, rng):
-    x, g = _awkward(rng, (6, 5), dtype), _awkward(rng, (6, 5), dtype)
-    b = rng.standard_normal(5).astype(dtype)
-    z, gy = numpy.empty_like(x), numpy.empty_like(x)
-    fns["bias_relu"][dtype](6, 5, _address(x), _address(b), _address(z))
-    fns["relu_grad"][dtype](x.size, _address(g), _address(x), _address(gy))
-    r = numpy.empty_like(x)
-    fns["relu"][dtype](x.size, _address(x), _address(r))
-    want_gy = numpy.multiply(g, x > 0)
-    return (numpy.array_equal(z, numpy.maximum(x + b, 0), equal_nan=True)
-            and numpy.array_equal(r, numpy.maximum(x, 0), equal_nan=True)
-            and numpy.array_equal(gy.view(f"u{gy.itemsize}"), want_gy.view(f"u{gy.itemsize}")))
-
-
-def _patches_match(fns, dtype, rng):
-    x = rng.standard_normal((2, 7, 8, 5)).astype(dtype)
-    for (kh, kw), (sh, sw), (dh, dw) in [((3, 3), (1, 1), (1, 1)), ((2, 3), (2, 1), (1, 2))]:
-        oh, ow = (7 - (kh - 1) * dh - 1) // sh + 1, (8 - (kw - 1) * dw - 1) // sw + 1
-        out = numpy.empty((2, oh, ow, kh, kw, 5), dtype)
-        fns["patches"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, _address(x), _address(out))
-        for i in range(kh):
-            for j in range(kw):
-                want = x[:, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                         j * dw:j * dw + sw * (ow - 1) + 1:sw]
-                if not numpy.array_equal(out[:, :, :, i, j], want):
-                    return False
-    return True
-
-
-def matches_numpy(kernels):
-    """Every kernel against numpy's formulas (pooling and relu on NaN, infinities, signed zeros,
-    subnormals and ties; signs of zero aside, which ``numpy.maximum`` itself does not fix)."""
-    rng = numpy.random.default_rng(0)
-    with numpy.errstate(all="ignore"):
-        return all(check(kernels.fns, dtype, rng) for dtype in _DTYPES
-                   for check in (_pool_matches, _elementwise_match, _patches_match))

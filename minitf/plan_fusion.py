@@ -22,6 +22,11 @@ before ``MaxPooling2D``); ``minitf.ops.pool_fusion_ops`` has the fused ops:
   channels as it writes them, in the order ``sum_to``'s own kernel adds them, and ``sum_to``
   takes those sums instead of reading the whole gradient again.
 
+Then one rule across steps: ``batch_norm_train`` whose output only a ``relu_pooled`` reads
+(``BatchNormalization``, ``ReLU``, ``MaxPooling2D``) becomes ``batch_norm_relu_pooled``
+writing the relu's output, and the relu's step goes. The steps between the two (the moving
+averages' updates) cannot read the relu's output, which did not exist before the relu's step.
+
 ``MINITF_PLAN_FUSION=0`` turns fusion off (to compare, or to rule it out).
 """
 import collections
@@ -69,6 +74,25 @@ _RULES = {("tiled_max_grad", "relu_grad"): _pool_then_relu_grad,
           ("bias_activation", "tiled_max_pool"): _relu_then_pool}
 
 
+def _fold_batch_norms(steps, single_use):
+    """Each ``relu_pooled`` of a batch norm's output that nothing else reads, done by the
+    batch norm's step as ``batch_norm_relu_pooled``."""
+    producers = {step[4]: index for index, step in enumerate(steps)
+                 if step[0] == "op" and step[1].name == "batch_norm_train"}
+    folded, gone = list(steps), set()
+    for index, (kind, op, ins, attrs, out) in enumerate(steps):
+        if kind != "op" or op.name != "relu_pooled" or len(ins) != 1:
+            continue
+        norm = producers.get(ins[0])
+        if norm is None or not single_use(ins[0]):
+            continue
+        _, _, norm_ins, norm_attrs, _ = steps[norm]
+        folded[norm] = ("op", OPS["batch_norm_relu_pooled"], norm_ins,
+                        dict(norm_attrs or {}, ksize=attrs["ksize"]), out)
+        gone.add(index)
+    return [step for index, step in enumerate(folded) if index not in gone]
+
+
 def enabled():
     return os.environ.get("MINITF_PLAN_FUSION", "1") != "0"
 
@@ -93,4 +117,4 @@ def fuse(steps, kinds, out_refs):
             fused.append(step)
         else:
             fused[-1:] = replacement
-    return fused
+    return _fold_batch_norms(fused, single_use)

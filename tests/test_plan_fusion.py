@@ -7,7 +7,7 @@ import pytest
 import minitf as tf
 from minitf import backend as B
 from minitf import native_nn, plan_fusion
-from minitf.ops import conv_ops, pool_fusion_ops
+from minitf.ops import conv_ops, norm_ops, pool_fusion_ops
 from minitf.ops.registry import RAW
 from minitf.testing import sparse_ce_step
 
@@ -284,3 +284,92 @@ def test_dense_relu_reads_its_bias_variable_without_a_copy_in_a_traced_step():
     assert traced[0] == eager[0] and traced[0][-1] < traced[0][0]
     for a, b in zip(traced[1], eager[1]):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cache", [False, True])
+def test_fused_batch_norm_relu_pool_is_the_triple_bit_for_bit(dtype, cache):
+    """relu(batch_norm_train(x)) as one op: the same bits as the two ops (signed zeros
+    included), the maxima left for the pool step, and (with ``cache``) the statistics left for
+    the batch norm's gradient ops, as the batch norm itself leaves them."""
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((6, 10, 12, 48)) * 3).round(0).astype(dtype)   # ties, zeros
+    gamma = rng.uniform(0.5, 2.0, 48).astype(dtype)
+    beta = rng.standard_normal(48).astype(dtype)
+    beta[:8] = 0.0                           # normalized zeros: relu sees +0.0 and -0.0
+    xb, gb, bb = B.from_numpy(x), B.from_numpy(gamma), B.from_numpy(beta)
+    a = pool_fusion_ops._batch_norm_relu_pooled_forward(xb, gb, bb, (2, 3), cache=cache)
+    want_a = RAW.relu(RAW.batch_norm_train(xb, gb, bb, cache=False))
+    bits = f"u{np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(B.to_numpy(a).view(bits), B.to_numpy(want_a).view(bits))
+    pooled = conv_ops._tiled_max_forward(a, (2, 3), cache=True)
+    want = conv_ops._tiled_max(B.from_numpy(B.to_numpy(want_a)), (2, 3))
+    np.testing.assert_array_equal(B.to_numpy(pooled), B.to_numpy(want))
+    # Against an independent float64 formula (the batch's biased variance, eps 1e-3).
+    x64 = x.astype(np.float64)
+    xhat = (x64 - x64.mean(axis=(0, 1, 2))) / np.sqrt(x64.var(axis=(0, 1, 2)) + 1e-3)
+    np.testing.assert_allclose(B.to_numpy(a), np.maximum(xhat * gamma + beta, 0),
+                               rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+    if B.get_backend() == "numpy" and native_nn.available():
+        moments = RAW.batch_norm_moments(xb)
+        assert (norm_ops._derived.get(xb, norm_ops._key(xb, 1e-3)) is not None) == cache
+        np.testing.assert_allclose(B.to_numpy(moments), [x64.mean(axis=(0, 1, 2)),
+                                                         x64.var(axis=(0, 1, 2))], rtol=1e-6)
+
+
+def _bn_step(seed):
+    L = tf.keras.layers
+    tf.random.set_seed(seed)
+    model = tf.keras.Sequential([L.Conv2D(8, 3, padding="same", use_bias=False),
+                                 L.BatchNormalization(), L.ReLU(), L.MaxPooling2D(2),
+                                 L.Conv2D(4, 3, use_bias=False), L.BatchNormalization(),
+                                 L.Activation("relu"), L.MaxPooling2D(2),
+                                 L.Flatten(), L.Dense(3)])
+    model.build((None, 16, 16, 2))
+    return model, sparse_ce_step(model, tf.keras.optimizers.Adam(1e-2))
+
+
+def test_traced_conv_bn_relu_pool_step_folds_the_batch_norms_and_trains_as_unfused_and_eager(
+        monkeypatch):
+    """Conv2D, BatchNormalization, ReLU, MaxPooling2D (``models/cnn.py``'s block): in a traced
+    step each batch norm also does the relu and the pooling (the first on the native kernels:
+    16 images of 16x16x8), with the same losses, weights and moving statistics, bit for bit,
+    as the unfused plan and as eager."""
+    rng = np.random.default_rng(9)
+    batches = [(rng.standard_normal((16, 16, 16, 2)).astype(np.float32),
+                rng.integers(0, 3, 16).astype(np.int32)) for _ in range(4)]
+    runs = {}
+    for mode in ("fused", "unfused", "eager"):
+        monkeypatch.setenv("MINITF_PLAN_FUSION", "0" if mode == "unfused" else "1")
+        model, step = _bn_step(0)
+        run = step if mode == "eager" else tf.function(step)
+        losses = [float(run(x, y)) for x, y in batches]
+        runs[mode] = (losses, [v.numpy() for v in model.variables],
+                      None if mode == "eager" else _op_names(run))
+    names = runs["fused"][2]
+    assert names.count("_batch_norm_relu_pooled_forward") == 2
+    assert "_train_forward" not in names and "_relu_pooled_forward" not in names
+    assert runs["unfused"][2].count("_train_forward") == 2
+    assert "_batch_norm_relu_pooled_forward" not in runs["unfused"][2]
+    for other in ("unfused", "eager"):
+        assert runs["fused"][0] == runs[other][0]
+        for a, b in zip(runs["fused"][1], runs[other][1]):
+            np.testing.assert_array_equal(a, b)
+    assert runs["fused"][0][-1] < runs["fused"][0][0]
+
+
+def test_fold_batch_norm_needs_its_output_read_by_the_relu_alone():
+    N, R, M, P = (_Op(n) for n in ("batch_norm_train", "relu_pooled", "batch_norm_moments",
+                                   "tiled_max_pool"))
+    kinds = ["temp"] * 9
+    bn_attrs, ksize = {"epsilon": 1e-3, "cache": True}, {"ksize": (2, 2)}
+    steps = [("op", N, (1, 2, 3), bn_attrs, 4), ("op", M, (1,), {}, 5),
+             ("op", R, (4,), ksize, 6), ("op", P, (6,), ksize | {"cache": True}, 7)]
+    folded = plan_fusion.fuse(steps, kinds, [])
+    assert folded[0][1].name == "batch_norm_relu_pooled"
+    assert folded[0][2:] == ((1, 2, 3), bn_attrs | ksize, 6)
+    assert folded[1:] == [steps[1], steps[3]]
+    # The batch norm's output read elsewhere too, or returned: left alone.
+    read = steps + [("op", _Op("add"), (4, 7), {}, 8)]
+    assert plan_fusion.fuse(read, kinds, []) == read
+    assert plan_fusion.fuse(steps, kinds, [("slot", 4)]) == steps

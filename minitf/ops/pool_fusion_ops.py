@@ -7,6 +7,11 @@ Each op computes exactly what the unfused pair computes (the same kernels, one p
   the relu's; the pool's maxima and first-maximum offsets come out of the same pass, image by
   image while the image is in cache, and wait in the derived cache for that pool step and its
   gradient (``conv_ops.cache_pooled``).
+- ``batch_norm_relu_pooled(x, gamma, beta, ksize)``: ``relu(batch_norm_train(x, gamma,
+  beta))`` when a tiled max pool reads the result next (``BatchNormalization`` then ``ReLU``
+  then ``MaxPooling2D``): the normalization, the relu and the pooling image by image, so the
+  normalized activations are never written out. The statistics are the batch norm's own
+  (cached for its gradient ops and moving averages as it caches them).
 - ``tiled_max_relu_grad(x, g, ksize)``: ``relu_grad(tiled_max_grad(x, g), x)``, the backward
   of ``max_pool(relu(..))`` with respect to the relu's input (``x``: the relu's output), as one
   masked scatter. With ``sums=True`` (a bias gradient, ``sum_to``, reads the result next) the
@@ -21,8 +26,9 @@ import numpy
 from .. import native_nn
 from . import conv_ops
 from .array_ops import image_sums_key
+from . import norm_ops
 from .derived import derived as _derived
-from ._samples import away, u
+from ._samples import away, pos, u
 from .registry import RAW, defop
 
 
@@ -69,6 +75,43 @@ bias_relu_pooled = defop(
     vjp=lambda F, g, x, y, ksize: (F.relu_grad(g, y),) * 2,
     jvp=lambda F, t, x, y, ksize: _tangent(F, t, y),
     samples=lambda: [((away(2, 4, 5, 3), u(3, lo=-0.1, hi=0.1)), {"ksize": (2, 2)})])
+
+
+def _batch_norm_relu_pooled_forward(x, gamma, beta, ksize, epsilon=1e-3, cache=False):
+    if native_nn.pays(x):
+        stats = norm_ops._statistics(x, epsilon, cache)
+        done = None if stats[0] is not None else native_nn.bn_relu_pool(
+            x, stats[2], stats[1], gamma, beta, ksize)
+        if done is not None:
+            a, pooled, arg = done
+            conv_ops.cache_pooled(a, ksize, pooled, arg)
+            return a
+    return RAW.relu(RAW.batch_norm_train(x, gamma, beta, epsilon=epsilon, cache=cache))
+
+
+def _batch_norm_relu_pooled_jvp(F, t, x, y, ksize, epsilon=1e-3, cache=False):
+    tangent = norm_ops._train_jvp(F, t, x, None, epsilon=epsilon)
+    return None if tangent is None else F.relu_grad(tangent, y)
+
+
+def _bn_relu_samples():
+    """Each channel's 8 values a permutation of -3..4: the normalized values are at least
+    0.2 from 0, and with gamma >= 0.5 and |beta| < 0.05 the relu's input stays off its kink."""
+    rng = numpy.random.default_rng(7)
+    x = numpy.stack([rng.permutation(numpy.arange(-3.0, 5.0)) * 0.7 for _ in range(2)], -1)
+    return [((x.reshape(2, 2, 2, 2), pos(2), u(2, lo=-0.05, hi=0.05)),
+             {"ksize": (2, 2), "epsilon": 1e-3}),
+            ((x.reshape(1, 4, 2, 2)[:, ::-1].copy(), pos(2), u(2, lo=-0.05, hi=0.05)),
+             {"ksize": (2, 1), "epsilon": 0.1, "cache": True})]
+
+
+batch_norm_relu_pooled = defop(
+    "batch_norm_relu_pooled", _batch_norm_relu_pooled_forward, arity=3, save=(0, 1, "out"),
+    smooth=False, type="BatchNormReluPooled", identity_cache=True, batch_unaware=True,
+    kink="relu'(0) = 0",
+    vjp=lambda F, g, x, y, ksize, epsilon=1e-3, cache=False: norm_ops._train_vjp(
+        F, F.relu_grad(g, y), x, None, epsilon=epsilon),
+    jvp=_batch_norm_relu_pooled_jvp, samples=_bn_relu_samples)
 
 
 def _tiled_max_relu_grad_forward(x, g, ksize, sums=False):

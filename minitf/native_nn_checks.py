@@ -1,0 +1,106 @@
+"""The start-up check of ``minitf.native_nn``'s kernels: each against numpy's formulas on
+awkward values (NaN, infinities, signed zeros, subnormals, ties), so a compiler or flag that
+rounds or orders differently turns the family off instead of changing results."""
+import numpy
+
+from .native_nn import _DTYPES, _address
+
+
+def _awkward(rng, shape, dtype):
+    """Values with NaN, infinities, signed zeros, subnormals and many ties, shuffled."""
+    x = rng.standard_normal(shape).astype(dtype).round(0)
+    flat = x.reshape(-1)
+    specials = [numpy.nan, numpy.inf, -numpy.inf, 0.0, -0.0, 1e-40, -1e-40, 3e38]
+    flat[:len(specials)] = specials
+    rng.shuffle(flat)
+    return x
+
+
+def _pool_matches(fns, dtype, rng):
+    x, g = _awkward(rng, (2, 7, 9, 5), dtype), _awkward(rng, (2, 3, 3, 5), dtype)
+    kh, kw = 2, 3
+    out, arg = numpy.empty(g.shape, dtype), numpy.empty(g.shape, numpy.uint8)
+    fns["fwd"][dtype](2, 7, 9, 5, kh, kw, _address(x), _address(out), _address(arg))
+    dx = numpy.empty(x.shape, dtype)
+    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), None,
+                        _address(dx), None)
+    masked, sums = numpy.empty(x.shape, dtype), numpy.empty((2, 5))
+    fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), _address(x),
+                        _address(masked), _address(sums))
+    want_sums = numpy.empty((2, 5))
+    fns["image_sums"][dtype](2, 7 * 9, 5, _address(masked), _address(want_sums))
+    views = [x[:, i:i + 6:kh, j:j + 9:kw] for i in range(kh) for j in range(kw)]
+    top = views[0].copy()
+    for v in views[1:]:
+        numpy.maximum(top, v, out=top)
+    want_arg = numpy.full(g.shape, kh * kw - 1, numpy.uint8)
+    for q in reversed(range(kh * kw)):
+        want_arg[views[q] == top] = q
+    want_dx = numpy.zeros(x.shape, dtype)
+    for q in range(kh * kw):
+        want_dx[:, q // kw:q // kw + 6:kh, q % kw:q % kw + 9:kw] = g * (want_arg == q)
+    want_masked = numpy.multiply(want_dx, x > 0)
+    bits = f"u{numpy.dtype(dtype).itemsize}"      # signed zeros too: the same bits as relu_grad
+    return (numpy.array_equal(out, top, equal_nan=True) and numpy.array_equal(arg, want_arg)
+            and numpy.array_equal(dx, want_dx, equal_nan=True)
+            and numpy.array_equal(masked.view(bits), want_masked.view(bits))
+            and numpy.array_equal(sums, want_sums, equal_nan=True)
+            and _relu_pool_matches(fns, dtype, x, rng))
+
+
+def _relu_pool_matches(fns, dtype, x, rng):
+    n, h, w, c = x.shape
+    b = rng.standard_normal(c).astype(dtype)
+    for bias in (b, None):
+        a, top = numpy.empty_like(x), numpy.empty((n, h // 2, w // 3, c), dtype)
+        arg, want_top = numpy.empty(top.shape, numpy.uint8), numpy.empty_like(top)
+        want_arg = numpy.empty_like(arg)
+        fns["relu_pool"][dtype](n, h, w, c, 2, 3, _address(x),
+                                None if bias is None else _address(bias), _address(a),
+                                _address(top), _address(arg))
+        want_a = numpy.maximum(x if bias is None else x + bias, 0)
+        fns["fwd"][dtype](n, h, w, c, 2, 3, _address(a), _address(want_top),
+                          _address(want_arg))
+        if not (numpy.array_equal(a, want_a, equal_nan=True)
+                and numpy.array_equal(top, want_top, equal_nan=True)
+                and numpy.array_equal(arg, want_arg)):
+            return False
+    return True
+
+
+def _elementwise_match(fns, dtype, rng):
+    x, g = _awkward(rng, (6, 5), dtype), _awkward(rng, (6, 5), dtype)
+    b = rng.standard_normal(5).astype(dtype)
+    z, gy = numpy.empty_like(x), numpy.empty_like(x)
+    fns["bias_relu"][dtype](6, 5, _address(x), _address(b), _address(z))
+    fns["relu_grad"][dtype](x.size, _address(g), _address(x), _address(gy))
+    r = numpy.empty_like(x)
+    fns["relu"][dtype](x.size, _address(x), _address(r))
+    want_gy = numpy.multiply(g, x > 0)
+    return (numpy.array_equal(z, numpy.maximum(x + b, 0), equal_nan=True)
+            and numpy.array_equal(r, numpy.maximum(x, 0), equal_nan=True)
+            and numpy.array_equal(gy.view(f"u{gy.itemsize}"), want_gy.view(f"u{gy.itemsize}")))
+
+
+def _patches_match(fns, dtype, rng):
+    x = rng.standard_normal((2, 7, 8, 5)).astype(dtype)
+    for (kh, kw), (sh, sw), (dh, dw) in [((3, 3), (1, 1), (1, 1)), ((2, 3), (2, 1), (1, 2))]:
+        oh, ow = (7 - (kh - 1) * dh - 1) // sh + 1, (8 - (kw - 1) * dw - 1) // sw + 1
+        out = numpy.empty((2, oh, ow, kh, kw, 5), dtype)
+        fns["patches"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, _address(x), _address(out))
+        for i in range(kh):
+            for j in range(kw):
+                want = x[:, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                         j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                if not numpy.array_equal(out[:, :, :, i, j], want):
+                    return False
+    return True
+
+
+def matches_numpy(kernels):
+    """Every kernel against numpy's formulas (pooling and relu on NaN, infinities, signed zeros,
+    subnormals and ties; signs of zero aside, which ``numpy.maximum`` itself does not fix)."""
+    rng = numpy.random.default_rng(0)
+    with numpy.errstate(all="ignore"):
+        return all(check(kernels.fns, dtype, rng) for dtype in _DTYPES
+                   for check in (_pool_matches, _elementwise_match, _patches_match))

@@ -85,12 +85,30 @@ void NAME##_image_sums(int64_t n, int64_t rows, int64_t c, const T *restrict x, 
         NAME##_add_rows(rows, c, x + b * rows * c, sums + b * c);                        \
     }                                                                                    \
 }                                                                                        \
+/* s0 += g, s1 += g * xhat per channel over rows (xhat = (x - mean) * inv), in double: the  \
+   one order of batch norm's parameter gradients (bn_reduce). */                          \
+static inline void NAME##_add_bn_rows(int64_t rows, int64_t c, const T *restrict g,      \
+                                      const T *restrict x, const T *restrict mean,       \
+                                      const T *restrict inv, double *restrict s0,        \
+                                      double *restrict s1) {                             \
+    for (int64_t r = 0; r < rows; r++)                                                   \
+        for (int64_t ch = 0; ch < c; ch++) {                                             \
+            T gv = g[r * c + ch];                                                        \
+            T xhat = (x[r * c + ch] - mean[ch]) * inv[ch];                               \
+            s0[ch] += gv;                                                                \
+            s1[ch] += gv * xhat;                                                         \
+        }                                                                                \
+}                                                                                        \
 /* y (x's shape) or NULL: with y, each element is then masked as relu_grad(dx, y) does.      \
    sums (n, c) or NULL: with sums, each image's per-channel sums of dx, in double and in the   \
-   order NAME##_image_sums adds them (row by row, as each row is written). */              \
+   order NAME##_image_sums adds them (row by row, as each row is written). bn_x (x's shape)   \
+   or NULL: with it, dx's batch norm parameter sums added into bn_s0 and bn_s1 (c each) as     \
+   each row is written, in bn_reduce's order. */                                          \
 void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,      \
                 const T *restrict g, const uint8_t *restrict arg, const T *restrict y,   \
-                T *restrict dx, double *restrict sums) {                                 \
+                T *restrict dx, double *restrict sums, const T *restrict bn_x,           \
+                const T *restrict mean, const T *restrict inv, double *restrict bn_s0,   \
+                double *restrict bn_s1) {                                                \
     int64_t oh = h / kh, ow = w / kw, k = kh * kw;                                       \
     for (int64_t b = 0; b < n; b++) {                                                    \
     if (sums)                                                                            \
@@ -100,6 +118,8 @@ void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t 
         if (r >= oh * kh) {                                                              \
             for (int64_t e = 0; e < w * c; e++) row[e] = 0;                              \
             if (sums) NAME##_add_rows(w, c, row, sums + b * c);                           \
+            if (bn_x) NAME##_add_bn_rows(w, c, row, bn_x + (b * h + r) * w * c, mean, inv, \
+                                         bn_s0, bn_s1);                                  \
             continue;                                                                    \
         }                                                                                \
         int64_t i = r / kh, qi = (r % kh) * kw;                                          \
@@ -122,6 +142,8 @@ void NAME##_bwd(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t 
         }                                                                                \
         for (int64_t e = ow * kw * c; e < w * c; e++) row[e] = 0;                        \
         if (sums) NAME##_add_rows(w, c, row, sums + b * c);                               \
+        if (bn_x) NAME##_add_bn_rows(w, c, row, bn_x + (b * h + r) * w * c, mean, inv,   \
+                                     bn_s0, bn_s1);                                      \
     }                                                                                    \
     }                                                                                    \
     (void)k;                                                                             \
@@ -237,13 +259,7 @@ void NAME##_bn_reduce(int64_t n, int64_t c, const T *restrict x, const T *restri
                       const T *restrict mean, const T *restrict inv,                     \
                       double *restrict s0, double *restrict s1) {                        \
     for (int64_t ch = 0; ch < c; ch++) s0[ch] = s1[ch] = 0;                              \
-    for (int64_t r = 0; r < n; r++)                                                      \
-        for (int64_t ch = 0; ch < c; ch++) {                                             \
-            T gv = g[r * c + ch];                                                        \
-            T xhat = (x[r * c + ch] - mean[ch]) * inv[ch];                               \
-            s0[ch] += gv;                                                                \
-            s1[ch] += gv * xhat;                                                         \
-        }                                                                                \
+    NAME##_add_bn_rows(n, c, g, x, mean, inv, s0, s1);                                   \
 }                                                                                        \
 void NAME##_bn_input_grad(int64_t n, int64_t c, const T *restrict x, const T *restrict g, \
                           const T *restrict mean, const T *restrict inv,                 \
@@ -316,7 +332,7 @@ CROSS_ENTROPY_FINISH(nn_float64, double, int64_t, int64)
 
 _DTYPES = ("float32", "float64")
 _I, _P = ctypes.c_int64, ctypes.c_void_p
-_SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 5,
+_SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 10,
                "image_sums": [_I] * 3 + [_P] * 2,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
                "relu": [_I, _P, _P], "relu_pool": [_I] * 6 + [_P] * 5,
@@ -395,14 +411,21 @@ def _output(out, like, shape=None):
 MIN_PART = 1 << 17    # elements per thread at least: fewer do not pay for the handoff
 
 
-def _split(rows, row_size, body):
-    """``body(part, start, stop)`` over ``rows`` rows of ``row_size`` elements, split over
-    ``kernel_threads``; returns the number of parts."""
+def _parts(rows, row_size):
+    """How ``_split`` divides ``rows`` rows of ``row_size`` elements: ``[(start, stop), ...]``."""
     if rows * row_size < 2 * MIN_PART:   # one part (a 128x512 layer's activations)
-        body(0, 0, rows)
+        return [(0, rows)]
+    return kernel_threads.split(rows, -(-MIN_PART // max(row_size, 1)))
+
+
+def _split(rows, row_size, body, parts=None):
+    """``body(part, start, stop)`` over ``rows`` rows of ``row_size`` elements (or over the
+    given ``parts``), split over ``kernel_threads``; returns the number of parts."""
+    parts = _parts(rows, row_size) if parts is None else parts
+    if len(parts) == 1:
+        body(0, *parts[0])
         return 1
-    return kernel_threads.run_numbered(
-        body, kernel_threads.split(rows, -(-MIN_PART // max(row_size, 1))))
+    return kernel_threads.run_numbered(body, parts)
 
 
 def patches(x, ksize, strides, dilations):
@@ -543,12 +566,14 @@ def max_pool(x, ksize, with_arg=True):
     return out, arg
 
 
-def max_pool_grad(g, arg, shape, ksize, relu_of=None, sums=None):
+def max_pool_grad(g, arg, shape, ksize, relu_of=None, sums=None, bn=None):
     """Each window's gradient ``g`` at its first maximum ``arg`` (from ``max_pool``), zeros
     elsewhere: an array of ``shape`` (N, H, W, C). With ``relu_of`` (an array of ``shape``),
     that result then masked as ``relu_grad(result, relu_of)``, in the same pass. With ``sums``
     (float64, (N, C)), each image's channel sums of the result written into it, the bits of
-    ``image_sums``. None where the kernel cannot run."""
+    ``image_sums``. With ``bn = (x, mean, inv, out)``, ``bn_reduce(x, result, mean, inv)``
+    written into ``out`` (float64, (2, C)), the same bits. None where the kernel cannot run
+    (or, with ``bn``, where bn_reduce's split over threads falls inside an image)."""
     kh, kw = ksize
     n, h, w, c = shape
     if g.shape != (n, h // kh, w // kw, c) or arg.shape != g.shape:
@@ -562,11 +587,31 @@ def max_pool_grad(g, arg, shape, ksize, relu_of=None, sums=None):
     if sums is not None and not (sums.shape == (n, c) and sums.dtype == numpy.float64
                                  and sums.flags.c_contiguous):
         return None
+    parts, bn_args, partial = None, (None,) * 3, None
+    if bn is not None:
+        x, mean, inv, bn_out = bn
+        rows = _rows(x, mean, inv) if _fn("bwd", g, x) and x.shape == tuple(shape) else None
+        pixels = h * w
+        row_parts = _parts(n * pixels, c)        # bn_reduce's parts: its order of addition
+        if (rows is None or bn_out.shape != (2, c) or bn_out.dtype != numpy.float64
+                or any(lo % pixels or hi % pixels for lo, hi in row_parts)):
+            return None
+        parts = [(lo // pixels, hi // pixels) for lo, hi in row_parts]
+        x3 = rows[0].reshape(n, pixels * c)
+        bn_args = [_address(a) for a in rows[1]]
+        partial = kernel_threads.partial_sums((2, c))
     dx = numpy.empty(shape, g.dtype)
-    _split(n, h * w * c, lambda _, a, b: fn(
-        b - a, h, w, c, kh, kw, _address(g[a:]), _address(arg[a:]),
-        None if relu_of is None else _address(relu_of[a:]), _address(dx[a:]),
-        None if sums is None else _address(sums[a:])))
+
+    def part(k, a, b):
+        fn(b - a, h, w, c, kh, kw, _address(g[a:]), _address(arg[a:]),
+           None if relu_of is None else _address(relu_of[a:]), _address(dx[a:]),
+           None if sums is None else _address(sums[a:]),
+           *((None,) * 5 if bn is None else (_address(x3[a:]), *bn_args,
+                                              _address(partial[k, 0]), _address(partial[k, 1]))))
+
+    used = _split(n, h * w * c, part, parts)
+    if bn is not None:
+        bn_out[...] = partial[:used].sum(axis=0)
     return dx
 
 

@@ -23,12 +23,17 @@ def _pool_matches(fns, dtype, rng):
     fns["fwd"][dtype](2, 7, 9, 5, kh, kw, _address(x), _address(out), _address(arg))
     dx = numpy.empty(x.shape, dtype)
     fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), None,
-                        _address(dx), None)
+                        _address(dx), None, None, None, None, None, None)
     masked, sums = numpy.empty(x.shape, dtype), numpy.empty((2, 5))
+    mean, inv = rng.standard_normal(5).astype(dtype), rng.uniform(0.5, 2, 5).astype(dtype)
+    bn_sums, want_bn = numpy.zeros((2, 5)), numpy.empty((2, 5))
     fns["bwd"][dtype](2, 7, 9, 5, kh, kw, _address(g), _address(arg), _address(x),
-                        _address(masked), _address(sums))
+                        _address(masked), _address(sums), _address(x), _address(mean),
+                        _address(inv), _address(bn_sums[0]), _address(bn_sums[1]))
     want_sums = numpy.empty((2, 5))
     fns["image_sums"][dtype](2, 7 * 9, 5, _address(masked), _address(want_sums))
+    fns["bn_reduce"][dtype](2 * 7 * 9, 5, _address(x), _address(masked), _address(mean),
+                            _address(inv), _address(want_bn[0]), _address(want_bn[1]))
     views = [x[:, i:i + 6:kh, j:j + 9:kw] for i in range(kh) for j in range(kw)]
     top = views[0].copy()
     for v in views[1:]:
@@ -45,6 +50,7 @@ def _pool_matches(fns, dtype, rng):
             and numpy.array_equal(dx, want_dx, equal_nan=True)
             and numpy.array_equal(masked.view(bits), want_masked.view(bits))
             and numpy.array_equal(sums, want_sums, equal_nan=True)
+            and numpy.array_equal(bn_sums, want_bn, equal_nan=True)
             and _relu_pool_matches(fns, dtype, x, rng))
 
 

@@ -6,7 +6,7 @@ rewrites a plan's ``("op", op, input slots, attrs, output slot)`` steps by the r
 Each fused op is a registered op (the gradient check covers it) whose kernel gives the pair's
 values bit for bit, so a fused replay computes exactly what the unfused one did.
 
-Both rules serve ``max_pool(relu(..))`` (``Conv2D(..., activation="relu")`` or ``ReLU``
+The rules serve ``max_pool(relu(..))`` (``Conv2D(..., activation="relu")`` or ``ReLU``
 before ``MaxPooling2D``); ``minitf.ops.pool_fusion_ops`` has the fused ops:
 
 - forward, ``relu(z)`` or ``bias_activation(z, b, "relu")`` then ``tiled_max_pool(a)``: the
@@ -16,11 +16,13 @@ before ``MaxPooling2D``); ``minitf.ops.pool_fusion_ops`` has the fused ops:
 - backward, ``tiled_max_grad(a, g)`` then ``relu_grad(that, a)``: ``tiled_max_relu_grad(a,
   g)``, one pass writing the masked scatter instead of writing the scatter and then reading it
   and ``a`` again. Only where the scatter feeds nothing else.
-
 - backward, ``tiled_max_relu_grad`` then ``sum_to`` of its result (the bias gradient of a
   convolution before the relu): the scatter, with ``sums=True``, also sums each image's
   channels as it writes them, in the order ``sum_to``'s own kernel adds them, and ``sum_to``
   takes those sums instead of reading the whole gradient again.
+- backward, ``tiled_max_relu_grad`` then ``batch_norm_reduce_grads`` of its result (a batch
+  norm before the relu): ``tiled_max_relu_grad_bn``, which also adds up the batch norm's
+  parameter sums as it writes the scatter, in that op's order, and leaves them for it.
 
 Then one rule across steps: ``batch_norm_train`` whose output only a ``relu_pooled`` reads
 (``BatchNormalization``, ``ReLU``, ``MaxPooling2D``) becomes ``batch_norm_relu_pooled``
@@ -54,6 +56,18 @@ def _scatter_then_bias_sums(first, second, single_use):
     return [("op", op, ins, dict(attrs, sums=True), scatter), second]
 
 
+def _scatter_then_batch_norm_sums(first, second, single_use):
+    """The masked scatter also adds up the batch norm parameter gradients' sums that
+    ``batch_norm_reduce_grads`` takes of it next (it stays a step, picking them up)."""
+    _, _, ins, attrs, scatter = first
+    _, _, (bn_x, g), bn_attrs, _ = second
+    if g != scatter or attrs.get("sums"):
+        return None
+    return [("op", OPS["tiled_max_relu_grad_bn"], ins + (bn_x,),
+             {"ksize": attrs["ksize"], "epsilon": bn_attrs.get("epsilon", 1e-3)}, scatter),
+            second]
+
+
 def _relu_then_pool(first, second, single_use):
     """The relu computes the pool's maxima too; the pool step then picks them up."""
     _, op, ins, attrs, a = first
@@ -70,6 +84,7 @@ def _relu_then_pool(first, second, single_use):
 
 _RULES = {("tiled_max_grad", "relu_grad"): _pool_then_relu_grad,
           ("tiled_max_relu_grad", "sum_to"): _scatter_then_bias_sums,
+          ("tiled_max_relu_grad", "batch_norm_reduce_grads"): _scatter_then_batch_norm_sums,
           ("relu", "tiled_max_pool"): _relu_then_pool,
           ("bias_activation", "tiled_max_pool"): _relu_then_pool}
 

@@ -350,12 +350,47 @@ def test_traced_conv_bn_relu_pool_step_folds_the_batch_norms_and_trains_as_unfus
     assert names.count("_batch_norm_relu_pooled_forward") == 2
     assert "_train_forward" not in names and "_relu_pooled_forward" not in names
     assert runs["unfused"][2].count("_train_forward") == 2
+    # Backward: each masked scatter also adds up its batch norm's parameter sums.
+    assert names.count("_tiled_max_relu_grad_bn_forward") == 2
+    assert "_tiled_max_relu_grad_forward" not in names
     assert "_batch_norm_relu_pooled_forward" not in runs["unfused"][2]
     for other in ("unfused", "eager"):
         assert runs["fused"][0] == runs[other][0]
         for a, b in zip(runs["fused"][1], runs[other][1]):
             np.testing.assert_array_equal(a, b)
     assert runs["fused"][0][-1] < runs["fused"][0][0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("images", [8, 9])
+def test_scatter_adds_the_batch_norm_sums_bit_for_bit(dtype, images):
+    """The masked scatter with the batch norm's sums: the scatter's bits, and the sums
+    ``batch_norm_reduce_grads`` then takes are the bits it computes itself; where its split over
+    threads would fall inside an image (9 images on two threads) the sums are left to it."""
+    rng = np.random.default_rng(10)
+    shape = (images, 40, 30, 128)                         # 2 x 128k elements and more
+    bn_x = (rng.standard_normal(shape) * 2).round(1).astype(dtype)
+    a = np.maximum(bn_x - 0.5, 0).astype(dtype)             # zeros: the relu's mask
+    g = rng.standard_normal((images, 20, 15, 128)).astype(dtype)
+    xb, gb, bnb = B.from_numpy(a), B.from_numpy(g), B.from_numpy(bn_x)
+    RAW.batch_norm_train(bnb, B.from_numpy(np.ones(128, dtype)),
+                         B.from_numpy(np.zeros(128, dtype)), cache=True)
+    out = pool_fusion_ops._tiled_max_relu_grad_bn_forward(xb, gb, bnb, (2, 2))
+    want = pool_fusion_ops._tiled_max_relu_grad_forward(xb, gb, (2, 2))
+    bits = f"u{np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(B.to_numpy(out).view(bits), B.to_numpy(want).view(bits))
+    left = norm_ops._derived.get(out, norm_ops.reduce_grads_key(out, 1e-3)) is not None
+    sums = B.to_numpy(norm_ops._reduce_grads_forward(bnb, out))          # takes them
+    fresh = B.to_numpy(norm_ops._reduce_grads_forward(bnb, B.from_numpy(B.to_numpy(out))))
+    np.testing.assert_array_equal(sums.view(bits), fresh.view(bits))
+    dy = B.to_numpy(want).astype(np.float64).reshape(-1, 128)
+    xhat = (bn_x.reshape(-1, 128) - bn_x.mean(axis=(0, 1, 2), dtype=np.float64)) / np.sqrt(
+        bn_x.var(axis=(0, 1, 2), dtype=np.float64) + 1e-3)
+    np.testing.assert_allclose(sums, [dy.sum(0), (dy * xhat).sum(0)],
+                               rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-3)
+    if B.get_backend() == "numpy" and native_nn.available():
+        from minitf import kernel_threads
+        assert left == (images % 2 == 0 or kernel_threads.count() == 1)
 
 
 def test_fold_batch_norm_needs_its_output_read_by_the_relu_alone():
@@ -373,3 +408,11 @@ def test_fold_batch_norm_needs_its_output_read_by_the_relu_alone():
     read = steps + [("op", _Op("add"), (4, 7), {}, 8)]
     assert plan_fusion.fuse(read, kinds, []) == read
     assert plan_fusion.fuse(steps, kinds, [("slot", 4)]) == steps
+    # Backward: the masked scatter, then the batch norm's sums of it: the scatter adds them.
+    S, Q = _Op("tiled_max_relu_grad"), _Op("batch_norm_reduce_grads")
+    backward = [("op", S, (6, 7), ksize, 8), ("op", Q, (1, 8), {"epsilon": 0.01}, 5)]
+    fused = plan_fusion.fuse(backward, kinds, [])
+    assert fused[0][1].name == "tiled_max_relu_grad_bn"
+    assert fused[0][2:] == ((6, 7, 1), ksize | {"epsilon": 0.01}, 8) and fused[1] == backward[1]
+    other_sums = [backward[0], ("op", Q, (1, 6), {"epsilon": 0.01}, 5)]
+    assert plan_fusion.fuse(other_sums, kinds, []) == other_sums

@@ -397,11 +397,12 @@ def _first_max_selectors(x, ksize):
     return masks
 
 
-def native_scatter(x, g, ksize, relu_of=None, sums=None):
+def native_scatter(x, g, ksize, relu_of=None, sums=None, bn=None):
     """The native kernel's scatter of ``g`` to each window's first maximum (the offsets the
     forward pass cached, else computed again), masked as ``relu_grad(.., relu_of)`` when
-    given, with each image's channel sums written into ``sums`` when given; None where the
-    kernel cannot run (a jacobian's batch of cotangents, another backend)."""
+    given, with each image's channel sums written into ``sums`` and batch norm's parameter
+    sums into ``bn`` when given (``native_nn.max_pool_grad``); None where the kernel cannot
+    run (a jacobian's batch of cotangents, another backend)."""
     if g.shape[:-3] != x.shape[:-3]:
         return None
     arg = _derived.get(x, _arg_key(x, ksize))
@@ -409,7 +410,7 @@ def native_scatter(x, g, ksize, relu_of=None, sums=None):
         pooled = native_nn.max_pool(x, ksize)
         arg = None if pooled is None else pooled[1]
     return None if arg is None else native_nn.max_pool_grad(g, arg, x.shape, ksize,
-                                                            relu_of=relu_of, sums=sums)
+                                                            relu_of=relu_of, sums=sums, bn=bn)
 
 
 def _tiled_max_grad_forward(x, g, ksize):

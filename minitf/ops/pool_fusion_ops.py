@@ -17,6 +17,10 @@ Each op computes exactly what the unfused pair computes (the same kernels, one p
   masked scatter. With ``sums=True`` (a bias gradient, ``sum_to``, reads the result next) the
   same pass leaves each image's channel sums in the derived cache, the bits ``sum_to``'s own
   kernel computes (``native_nn.image_sums``).
+- ``tiled_max_relu_grad_bn(x, g, bn_x, ksize, epsilon)``: the same scatter where the relu's
+  input is a batch norm's output (of ``bn_x``) and ``batch_norm_reduce_grads(bn_x, ..)`` reads
+  the result next: the pass also adds up that op's sums, in its order, and leaves them in
+  the derived cache for it, so it does not read the whole gradient again.
 
 Where numpy's native kernels do not run (another backend, small arrays, no compiler) each op
 runs the unfused pair's own path.
@@ -135,3 +139,26 @@ tiled_max_relu_grad = defop(
         x[0], t[1], ksize=ksize),
     samples=lambda: [((away(2, 4, 5, 3), u(2, 2, 2, 3)), {"ksize": (2, 2)}),
                      ((away(2, 4, 5, 3), u(2, 2, 2, 3)), {"ksize": (2, 2), "sums": True})])
+
+
+def _tiled_max_relu_grad_bn_forward(x, g, bn_x, ksize, epsilon=1e-3):
+    if native_nn.pays(x) and bn_x.shape == x.shape:
+        stats = norm_ops._statistics(bn_x, epsilon)
+        sums = numpy.empty((2, x.shape[-1]))
+        out = None if stats[0] is not None else conv_ops.native_scatter(
+            x, g, ksize, relu_of=x, bn=(bn_x, stats[2], stats[1], sums))
+        if out is not None:
+            _derived.put(out, norm_ops.reduce_grads_key(out, epsilon), (bn_x, sums))
+            return out
+    return _tiled_max_relu_grad_forward(x, g, ksize)
+
+
+tiled_max_relu_grad_bn = defop(
+    "tiled_max_relu_grad_bn", _tiled_max_relu_grad_bn_forward, arity=3, save=(0,),
+    type="MaxPoolReluGradBatchNorm", identity_cache=True,
+    vjp=lambda F, g, x, y, ksize, epsilon=1e-3: (
+        None, F.tiled_max_pick(x[0], F.relu_grad(g, x[0]), ksize=ksize), None),
+    jvp=lambda F, t, x, y, ksize, epsilon=1e-3: None if t[1] is None else
+    F.tiled_max_relu_grad(x[0], t[1], ksize=ksize),
+    samples=lambda: [((away(2, 4, 5, 3), u(2, 2, 2, 3), u(2, 4, 5, 3)),
+                      {"ksize": (2, 2), "epsilon": 1e-3})])

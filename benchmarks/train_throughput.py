@@ -84,7 +84,7 @@ def instruction_sets():
     minitf's native kernels' -march. ``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL
     AVX512_SPR" OPENBLAS_CORETYPE=Haswell MINITF_NATIVE_MARCH=x86-64-v3`` (and PyTorch's
     ``ATEN_CPU_CAPABILITY=avx2``) run this AVX-512 CPU as one without AVX-512."""
-    from minitf import native, openblas
+    from minitf import mkl_blas, native, openblas
     try:
         from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
         simd = [t for t in __cpu_dispatch__ if __cpu_features__.get(t)]
@@ -92,8 +92,10 @@ def instruction_sets():
     except ImportError:
         simd = "unknown"
     torch_isa = peers.torch.backends.cpu.get_cpu_capability() if peers.available() else "-"
+    products = "MKL" if mkl_blas.active() else "numpy's BLAS"
     return (f"instruction sets: numpy {simd}, OpenBLAS {openblas.core_name() or 'unknown'}, "
-            f"minitf native {native.march()}, PyTorch {torch_isa}")
+            f"minitf native {native.march()}, PyTorch {torch_isa}; minitf's products on "
+            f"{products} (the GEMM floor is numpy's)")
 
 
 # --- the GEMM floor ------------------------------------------------------------------------------

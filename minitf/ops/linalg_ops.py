@@ -2,7 +2,7 @@
 import numpy
 
 from .. import backend as B
-from .. import kernel_threads, openblas
+from .. import kernel_threads, mkl_blas, openblas
 from ..tensor import Tensor
 from ._samples import u
 from .array_ops import matrix_transpose, reshape, transpose
@@ -93,7 +93,11 @@ _ONE_THREAD_MAX = 1 << 20
 
 
 def _product(a, b, out=None):
-    """``a @ b`` for two matrices (into ``out``), on one BLAS thread where it is small."""
+    """``a @ b`` for two matrices (into ``out``), on MKL where ``minitf.mkl_blas`` runs, and on
+    one BLAS thread where it is small."""
+    done = mkl_blas.product(a, b, out)
+    if done is not None:
+        return done
     b = _few_rows_in_order(a, b)
     if (_SPLIT_FROM < a.shape[0] * a.shape[1] * b.shape[1] <= _ONE_THREAD_MAX
             and type(a) is numpy.ndarray and (set_local := openblas.local_threads_setter())):

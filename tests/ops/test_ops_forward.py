@@ -433,8 +433,9 @@ def test_small_products_run_on_one_blas_thread(monkeypatch):
     """A product above OpenBLAS's split threshold (65536 x 4 multiply-adds) and up to about a
     million runs with the calling thread's OpenBLAS count at 1, handed back to the global
     count after; smaller and larger ones are left to OpenBLAS. The values are numpy's."""
-    from minitf import openblas
+    from minitf import mkl_blas, openblas
     from minitf.ops import linalg_ops
+    monkeypatch.setattr(mkl_blas, "_state", False)   # numpy's BLAS (MKL, where used, differs)
     real = openblas.local_threads_setter() if B.get_backend() == "numpy" else None
     if real is None:
         pytest.skip("numpy's OpenBLAS with openblas_set_num_threads_local (0.3.27+) only")

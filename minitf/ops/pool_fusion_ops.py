@@ -28,9 +28,8 @@ runs the unfused pair's own path.
 import numpy
 
 from .. import native_nn
-from . import conv_ops
+from . import conv_ops, norm_ops
 from .array_ops import image_sums_key
-from . import norm_ops
 from .derived import derived as _derived
 from ._samples import away, pos, u
 from .registry import RAW, defop

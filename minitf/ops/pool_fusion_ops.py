@@ -81,7 +81,7 @@ bias_relu_pooled = defop(
 
 
 def _batch_norm_relu_pooled_forward(x, gamma, beta, ksize, epsilon=1e-3, cache=False):
-    if native_nn.pays(x):
+    if native_nn.pays(x) and native_nn.available():
         stats = norm_ops._statistics(x, epsilon, cache)
         done = None if stats[0] is not None else native_nn.bn_relu_pool(
             x, stats[2], stats[1], gamma, beta, ksize)
@@ -141,7 +141,7 @@ tiled_max_relu_grad = defop(
 
 
 def _tiled_max_relu_grad_bn_forward(x, g, bn_x, ksize, epsilon=1e-3):
-    if native_nn.pays(x) and bn_x.shape == x.shape:
+    if native_nn.pays(x) and bn_x.shape == x.shape and native_nn.available():
         stats = norm_ops._statistics(bn_x, epsilon)
         sums = numpy.empty((2, x.shape[-1]))
         out = None if stats[0] is not None else conv_ops.native_scatter(

@@ -246,6 +246,18 @@ void NAME##_bn_sums(int64_t n, int64_t c, const T *restrict x,                  
             out[ch] += d * d;                                                            \
         }                                                                                \
 }                                                                                        \
+void NAME##_bn_shifted_sums(int64_t n, int64_t c, const T *restrict x,                 \
+                            const T *restrict shift, double *restrict s1,                \
+                            double *restrict s2) {                                       \
+    /* sums of d = x - shift and of d^2 per channel, in double: both moments in one pass */ \
+    for (int64_t ch = 0; ch < c; ch++) s1[ch] = s2[ch] = 0;                              \
+    for (int64_t r = 0; r < n; r++)                                                      \
+        for (int64_t ch = 0; ch < c; ch++) {                                             \
+            double d = (double)x[r * c + ch] - (double)shift[ch];                        \
+            s1[ch] += d;                                                                 \
+            s2[ch] += d * d;                                                             \
+        }                                                                                \
+}                                                                                        \
 void NAME##_bn_apply(int64_t n, int64_t c, const T *restrict x, const T *restrict mean,  \
                      const T *restrict inv, const T *restrict gamma,                     \
                      const T *restrict beta, T *restrict y) {                            \
@@ -338,7 +350,7 @@ _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 10,
                "relu": [_I, _P, _P], "relu_pool": [_I] * 6 + [_P] * 5,
                "bn_relu_pool": [_I] * 6 + [_P] * 8,
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
-               "bn_sums": [_I, _I] + [_P] * 3,
+               "bn_sums": [_I, _I] + [_P] * 3, "bn_shifted_sums": [_I, _I] + [_P] * 4,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
                "bn_input_grad": [_I, _I] + [_P] * 8, "ce_shift": [_I, _I, _P, _P],
                "ce_finish_int32": [_I, _I] + [_P] * 5, "ce_finish_int64": [_I, _I] + [_P] * 5}
@@ -491,14 +503,32 @@ def _channel_sums(fn, x2, mean=None):
 
 def bn_moments(x):
     """Per-channel mean and biased variance of ``x`` over every axis but the last, in
-    float64, or None where the kernel cannot run."""
-    fn = _fn("bn_sums", x)
+    float64, or None where the kernel cannot run.
+
+    One pass: the sums of ``d = x - shift`` and ``d**2`` with each channel's first value as
+    ``shift`` (close to the data, so the squares do not cancel as raw ``x**2`` sums would);
+    ``var = mean(d**2) - mean(d)**2``. Where that is not finite (infinities), the two passes
+    of the mean and then the centered squares give numpy's NaN and infinite results."""
+    fn = _fn("bn_shifted_sums", x)
     if fn is None or x.ndim < 1 or x.shape[-1] == 0:
         return None
     x2 = x.reshape(-1, x.shape[-1])
-    with numpy.errstate(invalid="ignore"):           # no rows: NaN, as numpy's mean
-        mean = _channel_sums(fn, x2) / x2.shape[0]
-        return mean, _channel_sums(fn, x2, mean) / x2.shape[0]
+    rows, c = x2.shape
+    if rows == 0:
+        return numpy.full(c, numpy.nan), numpy.full(c, numpy.nan)    # as numpy's mean
+    shift = numpy.ascontiguousarray(x2[0])
+    partial = kernel_threads.partial_sums((2, c))
+    used = _split(rows, c, lambda k, a, b: fn(b - a, c, _address(x2[a:]), _address(shift),
+                                              _address(partial[k, 0]), _address(partial[k, 1])))
+    s1, s2 = partial[:used].sum(axis=0) / rows
+    with numpy.errstate(invalid="ignore", over="ignore"):
+        mean, var = shift + s1, numpy.maximum(s2 - s1 * s1, 0.0)
+    if numpy.isfinite(mean).all() and numpy.isfinite(var).all():
+        return mean, var
+    two_pass = _fn("bn_sums", x)
+    with numpy.errstate(invalid="ignore"):
+        mean = _channel_sums(two_pass, x2) / rows
+        return mean, _channel_sums(two_pass, x2, mean) / rows
 
 
 def bn_apply(x, mean, inv, gamma, beta):

@@ -134,6 +134,32 @@ def test_batch_norm_kernels_match_the_numpy_path(dtype, tol, monkeypatch):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_pass_moments_keep_their_accuracy_far_from_zero_and_their_special_values(dtype):
+    """The moments' one pass (sums of x - shift and its squares, the shift each channel's first
+    value) against float64 two-pass numpy: a mean 10^4 standard deviations from zero loses
+    nothing (raw sums of squares would keep ~1e-8 of the variance in float64); infinities and
+    NaN give numpy's NaN/inf results; no rows give NaN."""
+    if B.get_backend() != "numpy" or not native_nn.available():
+        pytest.skip("numpy's native kernels only (no C compiler, or another backend)")
+    rng = np.random.default_rng(12)
+    x = (1e4 + rng.standard_normal((70, 9, 3, 5)) * [1.0, 1e-2, 3.0, 0.5, 1.0]).astype(dtype)
+    x[..., 4] -= 2e4                                            # a negative mean too
+    mean, var = native_nn.bn_moments(x)
+    x64 = x.astype(np.float64).reshape(-1, 5)
+    np.testing.assert_allclose(mean, x64.mean(axis=0), rtol=1e-14)
+    np.testing.assert_allclose(var, x64.var(axis=0), rtol=1e-9)
+    with np.errstate(invalid="ignore"):
+        special = x.copy()
+        special.reshape(-1, 5)[[0, 7, 11], [0, 1, 2]] = [np.inf, -np.inf, np.nan]
+        got = native_nn.bn_moments(special)
+        want = special.astype(np.float64).reshape(-1, 5)
+        want = (want.mean(axis=0), want.var(axis=0))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-9)            # NaN and inf where numpy's
+    assert all(np.isnan(a).all() for a in native_nn.bn_moments(x[:0]))
+
+
 def test_batch_norm_gradient_matches_central_differences():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((3, 4, 5))

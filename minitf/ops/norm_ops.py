@@ -12,12 +12,12 @@ variance per channel, ``N`` values each):
 
 The composite (moments, then ~8 element-wise ops, each with its own backward) makes ~25 passes
 over the activations per layer and step; these make ~6 forward and ~7 backward in numpy, and
-one each (the statistics too: shifted sums in one pass) with the native kernels (``minitf.native_nn``). The forward
-keeps the statistics (and, in numpy, ``xhat``) for the gradient ops and ``batch_norm_moments``
-(keyed by the input array's identity, as convolution patches are). The Jacobian of ``xhat``
-in ``x`` is symmetric, ``inv * (I - 1/N - xhat xhat^T / N)`` per channel, so
-``batch_norm_input_grad`` serves as both its VJP and its JVP; every rule is written with
-registered ops, so higher-order gradients work.
+one each (the statistics too: shifted sums in one pass) with the native kernels
+(``minitf.native_nn``). The forward keeps the statistics (and, in numpy, ``xhat``) for the
+gradient ops and ``batch_norm_moments`` (keyed by the input array's identity, as convolution
+patches are). The Jacobian of ``xhat`` in ``x`` is symmetric, ``inv * (I - 1/N - xhat
+xhat^T / N)`` per channel, so ``batch_norm_input_grad`` serves as both its VJP and its JVP;
+every rule is written with registered ops, so higher-order gradients work.
 """
 import numpy
 

@@ -6,15 +6,16 @@ AVX-512; docs/performance-intel.md). minitf loads MKL's sequential library, whic
 threads of its own, and splits each large product into row or column blocks over
 ``minitf.thread_pool``: the workers that already run OpenBLAS's products and the native
 kernels, so no second pool spins beside them. (MKL's own OpenMP threads ran the products as
-fast, but spinning beside the pool's workers they made the step slower; two halves started
-from Python ran slower than OpenBLAS: each worker waited ~60 us for the GIL.)
+fast, but spinning beside the pool's workers they left the step no faster and numpy's own
+products slower; two halves started from Python ran slower than OpenBLAS: each worker waited
+~60 us for the GIL.)
 
 ``MINITF_BLAS`` chooses: ``auto`` (the default) uses MKL where it is installed, the CPU is
 Intel's and the thread pool runs; ``mkl`` on any CPU (with the pool); ``openblas`` never.
 ``product(a, b)`` serves float32 and float64 matrices of at least ``MIN_WORK`` multiply-adds
-(smaller ones cost less through numpy); the same shapes always take the same path, so the
-results are reproducible, but they round differently from numpy's ``@`` (another order of
-summation).
+and ``NARROW`` output columns (smaller ones cost less through numpy); the same shapes always
+take the same path, so the results are reproducible, but they round differently from numpy's
+``@`` (another order of summation).
 """
 import ctypes
 import logging
@@ -78,6 +79,8 @@ void gemm_split(void *fn, int is_double, int ta, int tb, int m, int n, int k, co
 
 MIN_WORK = 1 << 20          # multiply-adds: smaller products run faster on numpy's BLAS, one thread
 PART_WORK = 1 << 20         # multiply-adds a thread at least
+NARROW = 16                 # outputs narrower than this stay on numpy's BLAS: a 10-class
+                            # layer's (128, 1600) @ (1600, 10) took 89 us on MKL, 68 on OpenBLAS
 _ALIGN = 16                 # block edges on 16 rows / columns (a cache line of float32)
 _NO_TRANS, _TRANS = 111, 112
 _SEQUENTIAL, _LP64 = 1, 0   # MKL_Set_Threading_Layer / MKL_Set_Interface_Layer codes
@@ -192,7 +195,7 @@ def product(a, b, out=None):
     split, gemms = _state
     fn = gemms.get(a.dtype)
     (m, k), n = a.shape, b.shape[1]
-    if fn is None or m * n * k < MIN_WORK:
+    if fn is None or m * n * k < MIN_WORK or n < NARROW:
         return None
     la, lb = _layout(a), _layout(b)
     if la is None or lb is None or max(m, n, k, la[1], lb[1]) >= 1 << 31:   # MKL's int

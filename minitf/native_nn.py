@@ -672,14 +672,7 @@ def relu_pool(x, b, ksize):
     fn = _fn("relu_pool", x) if b is None else _fn("relu_pool", x, b)
     if fn is None:
         return None
-    n, h, w, c = x.shape
-    shape = (n, h // kh, w // kw, c)
-    a, out = numpy.empty(x.shape, x.dtype), numpy.empty(shape, x.dtype)
-    arg = numpy.empty(shape, numpy.uint8)
-    _split(n, x[0].size, lambda _, lo, hi: fn(
-        hi - lo, h, w, c, kh, kw, _address(x[lo:]), None if b is None else _address(b),
-        _address(a[lo:]), _address(out[lo:]), _address(arg[lo:])))
-    return a, out, arg
+    return _pooled_pass(fn, x, ksize, [None if b is None else _address(b)])
 
 
 def bn_relu_pool(x, mean, inv, gamma, beta, ksize):
@@ -693,13 +686,18 @@ def bn_relu_pool(x, mean, inv, gamma, beta, ksize):
     rows = None if fn is None else _rows(x, mean, inv, gamma, beta)
     if rows is None:
         return None
-    pointers = [_address(p) for p in rows[1]]
-    n, h, w, c = x.shape
+    return _pooled_pass(fn, x, ksize, [_address(p) for p in rows[1]])
+
+
+def _pooled_pass(fn, x, ksize, per_channel):
+    """``(a, maxima, arg)`` from a kernel that writes an activation of ``x``'s shape and its
+    max pooling image by image: ``fn(n, h, w, c, kh, kw, x, *per_channel, a, out, arg)``."""
+    (kh, kw), (n, h, w, c) = ksize, x.shape
     shape = (n, h // kh, w // kw, c)
     a, out = numpy.empty(x.shape, x.dtype), numpy.empty(shape, x.dtype)
     arg = numpy.empty(shape, numpy.uint8)
-    _split(n, x[0].size, lambda _, lo, hi: fn(
-        hi - lo, h, w, c, kh, kw, _address(x[lo:]), *pointers, _address(a[lo:]),
+    _split(n, h * w * c, lambda _, lo, hi: fn(
+        hi - lo, h, w, c, kh, kw, _address(x[lo:]), *per_channel, _address(a[lo:]),
         _address(out[lo:]), _address(arg[lo:])))
     return a, out, arg
 

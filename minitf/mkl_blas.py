@@ -127,15 +127,15 @@ def _load():
     wanted = choice()
     if wanted == "openblas" or (wanted == "auto" and not _intel_cpu()):
         return False
-    from . import native
-    kernels = native.kernels()
-    if kernels is None or not thread_pool.active():
-        return False
-    path = _find_library()
+    path = _find_library()         # before the native kernels: no compiling without MKL
     if path is None:
         if wanted == "mkl":
             logger.warning("minitf: MINITF_BLAS=mkl but MKL is not installed "
                            "(pip install 'minitf[mkl]'); using numpy's BLAS")
+        return False
+    from . import native
+    kernels = native.kernels()
+    if kernels is None or not thread_pool.active():
         return False
     try:
         mkl = ctypes.CDLL(path)
@@ -187,15 +187,16 @@ def _layout(x):
 def product(a, b, out=None):
     """``a @ b`` for two float32 (or float64) matrices on MKL, into ``out`` (C-ordered) when
     given; None where it does not run (not active, other arrays, too small)."""
-    if not (_state or (_state is None and active())):
-        return None
-    if (type(a) is not numpy.ndarray or type(b) is not numpy.ndarray or a.ndim != 2
+    if _state is False or (
+            type(a) is not numpy.ndarray or type(b) is not numpy.ndarray or a.ndim != 2
             or b.ndim != 2 or a.dtype != b.dtype or a.shape[1] != b.shape[0]):
+        return None
+    (m, k), n = a.shape, b.shape[1]
+    if m * n * k < MIN_WORK or n < NARROW or not active():   # small ones never load MKL
         return None
     split, gemms = _state
     fn = gemms.get(a.dtype)
-    (m, k), n = a.shape, b.shape[1]
-    if fn is None or m * n * k < MIN_WORK or n < NARROW:
+    if fn is None:
         return None
     la, lb = _layout(a), _layout(b)
     if la is None or lb is None or max(m, n, k, la[1], lb[1]) >= 1 << 31:   # MKL's int

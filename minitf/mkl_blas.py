@@ -3,19 +3,20 @@
 On Intel CPUs MKL's ``sgemm`` runs the products of a training step 20-25% faster than numpy's
 OpenBLAS (the big MLP's five large products: 1.50-1.58 ms against 1.99-2.03 on a Xeon with
 AVX-512; docs/performance-intel.md). minitf loads MKL's sequential library, which starts no
-threads of its own, and splits each large product into row or column blocks over
-``minitf.thread_pool``: the workers that already run OpenBLAS's products and the native
-kernels, so no second pool spins beside them. (MKL's own OpenMP threads ran the products as
-fast, but spinning beside the pool's workers they left the step no faster and numpy's own
-products slower; two halves started from Python ran slower than OpenBLAS: each worker waited
-~60 us for the GIL.)
+threads of its own, and splits each large product into blocks (rows, columns or the inner
+dimension: ``blocks``) over ``minitf.thread_pool``: the workers that already run OpenBLAS's
+products and the native kernels, so no second pool spins beside them. (MKL's own OpenMP
+threads ran the products as fast, but spinning beside the pool's workers they left the step
+no faster and numpy's own products slower; two halves started from Python ran slower than
+OpenBLAS: each worker waited ~60 us for the GIL.)
 
 ``MINITF_BLAS`` chooses: ``auto`` (the default) uses MKL where it is installed, the CPU is
 Intel's and the thread pool runs; ``mkl`` on any CPU (with the pool); ``openblas`` never.
 ``product(a, b)`` serves float32 and float64 matrices of at least ``MIN_WORK`` multiply-adds
 and ``NARROW`` output columns (smaller ones cost less through numpy); the same shapes always
-take the same path, so the results are reproducible, but they round differently from numpy's
-``@`` (another order of summation).
+take the same path on the same number of threads, so the results are reproducible, but they
+round differently from numpy's ``@`` (another order of summation; a product cut along its
+inner dimension adds the threads' partial sums, so its rounding depends on the thread count).
 """
 import ctypes
 import logging
@@ -29,27 +30,45 @@ from . import kernel_threads, thread_pool
 logger = logging.getLogger("minitf")
 
 SOURCE = r"""
-/* C = A @ B by rows or columns of C over the pool's threads, each block one sequential MKL
-   gemm (row-major; trans 111 = no transpose, 112 = transpose, CBLAS's codes). */
+#include <string.h>
+
+/* C = A @ B over the pool's threads, each block one sequential MKL gemm (row-major; trans
+   111 = no transpose, 112 = transpose, CBLAS's codes). `by` chooses the blocks: 0 columns of C,
+   1 rows of C, 2 the inner dimension (part 0 writes C, part p > 0 the m x n matrix p - 1 of
+   `spare`; a second pass adds them to C row by row, in the order of the parts). */
 typedef void (*gemm_s_fn)(int, int, int, int, int, int, float, const float *, int,
                           const float *, int, float, float *, int);
 typedef void (*gemm_d_fn)(int, int, int, int, int, int, double, const double *, int,
                           const double *, int, double, double *, int);
 struct gemm_task {
-    void *fn; int is_double, ta, tb, m, n, k, lda, ldb, ldc, by_rows, step;
-    const char *a, *b; char *c;
+    void *fn; int is_double, ta, tb, m, n, k, lda, ldb, ldc, by, step, parts;
+    const char *a, *b; char *c, *spare;
 };
 static void gemm_block(void *arg, int part) {
     struct gemm_task *t = (struct gemm_task *)arg;
     long size = t->is_double ? 8 : 4;
-    int total = t->by_rows ? t->m : t->n;
+    int total = t->by == 0 ? t->n : t->by == 1 ? t->m : t->k;
     int lo = part * t->step, hi = lo + t->step;
     if (hi > total) hi = total;
-    if (lo >= hi) return;
     const char *a = t->a, *b = t->b;
     char *c = t->c;
-    int m = t->m, n = t->n;
-    if (t->by_rows) {
+    int m = t->m, n = t->n, k = t->k, ldc = t->ldc;
+    if (t->by == 2) {
+        if (lo >= hi) {         /* an empty block: its spare matrix adds nothing */
+            if (part > 0)
+                memset(t->spare + (long)(part - 1) * m * n * size, 0, (size_t)m * n * size);
+            return;
+        }
+        a += (long)lo * (t->ta == 111 ? 1 : t->lda) * size;
+        b += (long)lo * (t->tb == 111 ? t->ldb : 1) * size;
+        if (part > 0) {
+            c = t->spare + (long)(part - 1) * m * n * size;
+            ldc = n;
+        }
+        k = hi - lo;
+    } else if (lo >= hi) {
+        return;
+    } else if (t->by == 1) {
         a += (long)lo * (t->ta == 111 ? t->lda : 1) * size;
         c += (long)lo * t->ldc * size;
         m = hi - lo;
@@ -59,21 +78,42 @@ static void gemm_block(void *arg, int part) {
         n = hi - lo;
     }
     if (t->is_double)
-        ((gemm_d_fn)t->fn)(101, t->ta, t->tb, m, n, t->k, 1.0, (const double *)a, t->lda,
-                           (const double *)b, t->ldb, 0.0, (double *)c, t->ldc);
+        ((gemm_d_fn)t->fn)(101, t->ta, t->tb, m, n, k, 1.0, (const double *)a, t->lda,
+                           (const double *)b, t->ldb, 0.0, (double *)c, ldc);
     else
-        ((gemm_s_fn)t->fn)(101, t->ta, t->tb, m, n, t->k, 1.0f, (const float *)a, t->lda,
-                           (const float *)b, t->ldb, 0.0f, (float *)c, t->ldc);
+        ((gemm_s_fn)t->fn)(101, t->ta, t->tb, m, n, k, 1.0f, (const float *)a, t->lda,
+                           (const float *)b, t->ldb, 0.0f, (float *)c, ldc);
+}
+#define GEMM_ADD_SPARE(T)                                                                 \
+    for (int i = lo; i < hi; i++) {                                                       \
+        T *restrict row = (T *)t->c + (long)i * t->ldc;                                   \
+        for (int p = 1; p < t->parts; p++) {                                              \
+            const T *restrict s = (const T *)t->spare + ((long)(p - 1) * t->m + i) * t->n; \
+            for (int j = 0; j < t->n; j++)                                                \
+                row[j] += s[j];                                                           \
+        }                                                                                 \
+    }
+static void gemm_add_spare(void *arg, int part) {
+    struct gemm_task *t = (struct gemm_task *)arg;
+    int lo = (int)((long)t->m * part / t->parts), hi = (int)((long)t->m * (part + 1) / t->parts);
+    if (t->is_double) {
+        GEMM_ADD_SPARE(double)
+    } else {
+        GEMM_ADD_SPARE(float)
+    }
 }
 void gemm_split(void *fn, int is_double, int ta, int tb, int m, int n, int k, const void *a,
-                int lda, const void *b, int ldb, void *c, int ldc, int parts, int by_rows,
-                int step) {
-    struct gemm_task t = {fn, is_double, ta, tb, m, n, k, lda, ldb, ldc, by_rows, step,
-                          (const char *)a, (const char *)b, (char *)c};
-    if (parts > 1)
+                int lda, const void *b, int ldb, void *c, int ldc, int parts, int by,
+                int step, void *spare) {
+    struct gemm_task t = {fn, is_double, ta, tb, m, n, k, lda, ldb, ldc, by, step, parts,
+                          (const char *)a, (const char *)b, (char *)c, (char *)spare};
+    if (parts > 1) {
         pool_run(gemm_block, &t, parts);
-    else
+        if (by == 2)
+            pool_run(gemm_add_spare, &t, parts);
+    } else {
         gemm_block(&t, 0);
+    }
 }
 """
 
@@ -83,6 +123,7 @@ NARROW = 16                 # outputs narrower than this stay on numpy's BLAS: a
                             # layer's (128, 1600) @ (1600, 10) took 89 us on MKL, 68 on OpenBLAS
 _ALIGN = 16                 # block edges on 16 rows / columns (a cache line of float32)
 _NO_TRANS, _TRANS = 111, 112
+_BY_COLUMNS, _BY_ROWS, _BY_DEPTH = 0, 1, 2
 _SEQUENTIAL, _LP64 = 1, 0   # MKL_Set_Threading_Layer / MKL_Set_Interface_Layer codes
 
 _lock = threading.Lock()
@@ -151,7 +192,7 @@ def _load():
         return False
     split = kernels.lib.gemm_split
     i, p = ctypes.c_int, ctypes.c_void_p
-    split.argtypes = [p, i, i, i, i, i, i, p, i, p, i, p, i, i, i, i]
+    split.argtypes = [p, i, i, i, i, i, i, p, i, p, i, p, i, i, i, i, p]
     split.restype = None
     logger.debug("minitf: matrix products run on MKL (%s)", path)
     return split, gemms
@@ -184,6 +225,42 @@ def _layout(x):
     return None
 
 
+def blocks(m, n, k, threads, ta=_NO_TRANS, tb=_NO_TRANS):
+    """``(by, parts, step)``: how ``gemm_split`` cuts an (m, k) @ (k, n) product (``ta``,
+    ``tb``: whether A and B are stored transposed)."""
+    by = _cut(m, n, k, ta, tb)
+    if (n, m, k)[by] < 2 * _ALIGN:      # too short to cut: the longest dimension instead
+        by = max((_BY_COLUMNS, _BY_ROWS, _BY_DEPTH), key=lambda d: (n, m, k)[d])
+    total = (n, m, k)[by]
+    step = block_step(total, max(1, min(threads, m * n * k // PART_WORK, total // _ALIGN)))
+    return by, -(-total // step), step
+
+
+def block_step(total, parts):
+    """The size of the blocks that cut ``total`` rows (or columns) into ``parts``, on
+    ``_ALIGN``-row edges."""
+    step = -(-total // parts)
+    return -(-step // _ALIGN) * _ALIGN
+
+
+def _cut(m, n, k, ta, tb):
+    """Each thread takes a block of stored rows of the largest of A, B and C: the weights'
+    rows where an (batch, k) @ (k, n) product reads them, the same rows where the weight
+    gradient writes them, and ``native.adam_parts`` updates them on the same thread. (Cutting
+    the columns of a row-major weight instead left each core half of every row, and the
+    update after it ran 470 us instead of 340 for the big MLP on two Xeon cores.)"""
+    a, b, c = m * k, k * n, m * n
+    if c >= a and c >= b:
+        return _BY_ROWS if m >= n else _BY_COLUMNS
+    if b >= a:
+        return _BY_DEPTH if tb == _NO_TRANS else _BY_COLUMNS
+    return _BY_ROWS if ta == _NO_TRANS else _BY_DEPTH
+
+
+def _spare(count, m, n, dtype):
+    return numpy.empty((count, m, n), dtype)
+
+
 def product(a, b, out=None):
     """``a @ b`` for two float32 (or float64) matrices on MKL, into ``out`` (C-ordered) when
     given; None where it does not run (not active, other arrays, too small)."""
@@ -207,12 +284,11 @@ def product(a, b, out=None):
           or not out.flags.c_contiguous or not out.flags.writeable
           or numpy.may_share_memory(out, a) or numpy.may_share_memory(out, b)):
         return None
-    by_rows = m >= n
-    total = m if by_rows else n
-    parts = max(1, min(kernel_threads.count(), m * n * k // PART_WORK, total // _ALIGN))
-    step = -(-total // parts)
-    step = -(-step // _ALIGN) * _ALIGN
-    parts = -(-total // step)
+    by, parts, step = blocks(m, n, k, kernel_threads.count(), la[0], lb[0])
+    spare = None
+    if by == _BY_DEPTH:
+        spare = _spare(parts - 1, m, n, a.dtype)
     split(fn, int(a.dtype == numpy.float64), la[0], lb[0], m, n, k, a.ctypes.data, la[1],
-          b.ctypes.data, lb[1], out.ctypes.data, max(n, 1), parts, int(by_rows), step)
+          b.ctypes.data, lb[1], out.ctypes.data, max(n, 1), parts, by, step,
+          None if spare is None else spare.ctypes.data)
     return out

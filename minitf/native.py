@@ -24,6 +24,7 @@ import bisect
 import ctypes
 import hashlib
 import logging
+import math
 import os
 import platform
 import re
@@ -47,7 +48,7 @@ _ADAM_SOURCE = r"""
 /* Adam on one contiguous chunk, with the ufunc path's roundings:
    m = m*b1 + g*c1;  v = v*b2 + (g*g)*c2;  w = w*decay + (m / (sqrt(v) + eps))*scale
    NAME_split runs it in `parts` parts on the thread pool, NAME_many over `count` variables of
-   one step in one call (in `parts` parts of their elements laid end to end). */
+   one step in one call (in `parts` parts: a (parts + 1) x count table of element bounds). */
 #define ADAM(NAME, T, SQRT)                                                              \
 static inline void NAME##_one(int64_t n, T *restrict w, const T *restrict g,             \
                               T *restrict m, T *restrict v, T b1, T c1, T b2, T c2,      \
@@ -80,30 +81,24 @@ void NAME##_split(int parts, int64_t n, T *w, const T *g, T *m, T *v,           
     struct NAME##_task t = {n, w, g, m, v, b1, c1, b2, c2, eps, scale, decay, parts};     \
     pool_run(NAME##_part, &t, parts);                                                    \
 }                                                                                        \
-struct NAME##_many_task { int64_t count, total; const int64_t *sizes; T *const *w;      \
+struct NAME##_many_task { int64_t count; const int64_t *bounds; T *const *w;             \
                           const T *const *g; T *const *m, *const *v;                     \
-                          T b1, c1, b2, c2, eps, scale; const T *decay; int parts; };    \
+                          T b1, c1, b2, c2, eps, scale; const T *decay; };               \
 static void NAME##_many_part(void *arg, int k) {                                         \
-    /* Part k of the variables laid end to end: the pieces of those it overlaps. */      \
+    /* Part k: elements bounds[k][j] to bounds[k + 1][j] of every variable j. */         \
     struct NAME##_many_task *t = arg;                                                    \
-    int64_t lo, hi, start = 0;                                                           \
-    pool_range(t->total, t->parts, k, &lo, &hi);                                         \
-    for (int64_t j = 0; j < t->count && start < hi; start += t->sizes[j], j++) {         \
-        int64_t a = lo > start ? lo - start : 0;                                         \
-        int64_t b = hi - start < t->sizes[j] ? hi - start : t->sizes[j];                 \
-        if (a < b)                                                                       \
-            NAME##_one(b - a, t->w[j] + a, t->g[j] + a, t->m[j] + a, t->v[j] + a,        \
-                       t->b1, t->c1, t->b2, t->c2, t->eps, t->scale, t->decay[j]);       \
-    }                                                                                    \
+    const int64_t *lo = t->bounds + (int64_t)k * t->count, *hi = lo + t->count;          \
+    for (int64_t j = 0; j < t->count; j++)                                               \
+        if (lo[j] < hi[j])                                                               \
+            NAME##_one(hi[j] - lo[j], t->w[j] + lo[j], t->g[j] + lo[j], t->m[j] + lo[j], \
+                       t->v[j] + lo[j], t->b1, t->c1, t->b2, t->c2, t->eps, t->scale,    \
+                       t->decay[j]);                                                     \
 }                                                                                        \
-void NAME##_many(int parts, int64_t count, const int64_t *sizes, T *const *w,            \
+void NAME##_many(int parts, int64_t count, const int64_t *bounds, T *const *w,           \
                  const T *const *g, T *const *m, T *const *v, T b1, T c1, T b2, T c2,    \
                  T eps, T scale, const T *decay) {                                       \
-    int64_t total = 0;                                                                   \
-    for (int64_t j = 0; j < count; j++)                                                  \
-        total += sizes[j];                                                               \
-    struct NAME##_many_task t = {count, total, sizes, w, g, m, v, b1, c1, b2, c2, eps,   \
-                                 scale, decay, parts};                                   \
+    struct NAME##_many_task t = {count, bounds, w, g, m, v, b1, c1, b2, c2, eps, scale,  \
+                                 decay};                                                 \
     pool_run(NAME##_many_part, &t, parts);                                               \
 }
 ADAM(adam_float32, float, sqrtf)
@@ -356,8 +351,9 @@ class AdamBatch:
     bound once. A small gradient is copied into its buffer (cheaper than reading an array's
     address from Python); a large one is read in place, its address read again only when
     another array object arrives. Make one with ``adam_batch``."""
-    __slots__ = ("_fn", "_keep", "_count", "_dtype", "_shapes", "_sizes", "_w", "_g", "_m",
-                 "_v", "_decay", "_decays", "_grads", "_copies", "_starts", "_ends", "_total")
+    __slots__ = ("_fn", "_keep", "_count", "_dtype", "_shapes", "_w", "_g", "_m", "_v",
+                 "_decay", "_decays", "_grads", "_copies", "_starts", "_ends", "_total",
+                 "_bounds")
 
     def __init__(self, fn, ws, ms, vs, gbufs):
         count = len(ws)
@@ -366,8 +362,8 @@ class AdamBatch:
         self._count = count
         self._dtype = ws[0].dtype
         self._shapes = tuple(w.shape for w in ws)
-        self._sizes = (ctypes.c_int64 * count)(*[w.size for w in ws])
         self._total = sum(w.size for w in ws)
+        self._bounds = {}
         pointers = ctypes.c_void_p * count
         self._w = pointers(*[w.ctypes.data for w in ws])
         self._m = pointers(*[m.ctypes.data for m in ms])
@@ -415,9 +411,54 @@ class AdamBatch:
             self._decays = decays
         parts = (min(kernel_threads.count(), self._total // ADAM_MIN_PART)
                  if self._total >= 2 * ADAM_MIN_PART and thread_pool.active() else 1)
-        self._fn(parts, self._count, self._sizes, self._w, self._g, self._m, self._v,
+        bounds = self._bounds.get(parts)
+        if bounds is None:
+            bounds = self._bounds[parts] = _bounds_table(adam_parts(self._shapes, parts))
+        self._fn(parts, self._count, bounds, self._w, self._g, self._m, self._v,
                  b1, c1, b2, c2, eps, scale, self._decay)
         return True
+
+
+def adam_parts(shapes, parts):
+    """Where ``AdamBatch`` cuts variables of ``shapes`` into ``parts``: a list of ``parts + 1``
+    lists of element offsets, one per variable (part k updates elements ``[k][j]`` to
+    ``[k + 1][j]`` of variable j). A variable of ``ADAM_MIN_PART`` elements or more is cut at
+    the rows where ``mkl_blas`` cuts the products that read and write it (rows of its last
+    dimension), so each thread updates what it read in the forward pass and wrote in the
+    backward one: on two cores of a Xeon that took the big MLP's update from 470 to 340 us
+    (docs/performance-intel.md). The smaller variables, laid end to end, even out the parts."""
+    sizes = [math.prod(shape) for shape in shapes]
+    bounds = [[0] * len(sizes) for _ in range(parts)] + [list(sizes)]
+    load = [0] * parts
+    small = []
+    for j, (shape, size) in enumerate(zip(shapes, sizes)):
+        if size < ADAM_MIN_PART or parts == 1:
+            small.append(j)
+            continue
+        width = shape[-1] if len(shape) > 1 and shape[-1] else 1
+        rows = size // width
+        step = mkl_blas.block_step(rows, parts)
+        for k in range(1, parts):
+            bounds[k][j] = min(k * step, rows) * width
+        for k in range(parts):
+            load[k] += bounds[k + 1][j] - bounds[k][j]
+    target = sum(sizes) / parts
+    cut, cuts = 0, [0]
+    remaining = sum(sizes[j] for j in small)
+    for k in range(parts - 1):
+        cut = min(remaining, cut + max(0, round(target - load[k])))
+        cuts.append(cut)
+    offset = 0
+    for j in small:
+        for k in range(1, parts):
+            bounds[k][j] = min(max(cuts[k] - offset, 0), sizes[j])
+        offset += sizes[j]
+    return bounds
+
+
+def _bounds_table(bounds):
+    flat = [b for row in bounds for b in row]
+    return (ctypes.c_int64 * len(flat))(*flat)
 
 
 def adam_batch(ws, ms, vs, gbufs):
@@ -504,14 +545,16 @@ def _matches_ufuncs(kernels):
             g2, m2, v2, w2 = many
             pointers = [(ctypes.c_void_p * count)(*[x[a:].ctypes.data for a, _, _ in pieces])
                         for x in (w2, g2, m2, v2)]
-            sizes = (ctypes.c_int64 * count)(*[b - a for a, b, _ in pieces])
+            sizes = [b - a for a, b, _ in pieces]
             decays = (_ARGS[dtype] * count)(*[d for _, _, d in pieces])
-            kernels.adam_many[dtype](1, count, sizes, *pointers, *scalars, decays)
+            kernels.adam_many[dtype](1, count, _bounds_table([[0] * count, sizes]), *pointers,
+                                     *scalars, decays)
             # And in three parts on the thread pool (one part boundary inside a variable).
             g4, m4, v4, w4 = many3 = [a.copy() for a in (g, m, v, w)]
             pointers = [(ctypes.c_void_p * count)(*[x[a:].ctypes.data for a, _, _ in pieces])
                         for x in (w4, g4, m4, v4)]
-            kernels.adam_many[dtype](3, count, sizes, *pointers, *scalars, decays)
+            table = _bounds_table([[0] * count, [400, 1, 200], [400, 1, 500], sizes])
+            kernels.adam_many[dtype](3, count, table, *pointers, *scalars, decays)
             # The same variable in two parts on the thread pool.
             g3, m3, v3, w3 = split = [a.copy() for a in (g, m, v, w)]
             kernels.adam_split[dtype](2, n, w3.ctypes.data, g3.ctypes.data, m3.ctypes.data,

@@ -75,12 +75,13 @@ def test_products_match_float64_numpy_in_every_layout(forced_mkl, m, k, n, dtype
         out = np.full((m, n), np.nan, dtype)
         assert mkl_blas.product(a, b, out) is out
         np.testing.assert_array_equal(out, mkl_blas.product(a, b))   # the same bits again
-    # tf.matmul (and its transpose flags) takes this path: the same bits as the product.
+    # tf.matmul (and its transpose flags) takes this path: the same bits as the product of
+    # the same layout (the layout chooses the blocks, so it may change the rounding).
     a, b = _layouts(rng, m, k, n, dtype)[0]
     np.testing.assert_array_equal(tf.matmul(a, b).numpy(), mkl_blas.product(a, b))
-    np.testing.assert_array_equal(
-        tf.matmul(np.ascontiguousarray(a.T), b, transpose_a=True).numpy(),
-        mkl_blas.product(a, b))
+    a_t = np.ascontiguousarray(a.T)
+    np.testing.assert_array_equal(tf.matmul(a_t, b, transpose_a=True).numpy(),
+                                  mkl_blas.product(a_t.T, b))
 
 
 def test_large_products_split_over_the_pool_and_cover_every_block(forced_mkl):
@@ -95,6 +96,56 @@ def test_large_products_split_over_the_pool_and_cover_every_block(forced_mkl):
         out = np.full((m, n), np.nan, np.float32)
         assert mkl_blas.product(a, b, out) is out
         np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_blocks_follow_the_stored_rows_of_the_largest_matrix():
+    """A batch of 128 against a (784, 512) weight: the forward product cuts the weight's rows
+    (the inner dimension), the input gradient ``g @ W.T`` its rows too (C's columns), the
+    weight gradient ``x.T @ g`` the rows it writes; all on the same 16-aligned edges, which
+    ``native.adam_parts`` uses for the update."""
+    N, T = mkl_blas._NO_TRANS, mkl_blas._TRANS
+    by_columns, by_rows, by_depth = mkl_blas._BY_COLUMNS, mkl_blas._BY_ROWS, mkl_blas._BY_DEPTH
+    assert mkl_blas.blocks(128, 512, 784, 2, N, N) == (by_depth, 2, 400)       # x @ W
+    assert mkl_blas.blocks(128, 784, 512, 2, N, T) == (by_columns, 2, 400)     # g @ W.T
+    assert mkl_blas.blocks(784, 512, 128, 2, T, N) == (by_rows, 2, 400)        # x.T @ g
+    assert mkl_blas.blocks(784, 512, 128, 4, T, N) == (by_rows, 4, 208)
+    assert mkl_blas.blocks(128, 512, 784, 1, N, N) == (by_depth, 1, 784)
+    # A stored transposed and the largest: its stored rows are the inner dimension.
+    assert mkl_blas.blocks(600, 40, 500, 2, T, N) == (by_depth, 2, 256)
+    assert mkl_blas.blocks(600, 40, 500, 2, N, N) == (by_rows, 2, 304)
+    # Too short to cut where the rule says: the longest dimension instead.
+    assert mkl_blas.blocks(8, 20, 20000, 2, N, T) == (by_depth, 2, 10000)
+    # Small work: one block.
+    assert mkl_blas.blocks(64, 64, 64, 2, N, N)[1] == 1
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inner_dimension_blocks_add_up_in_part_order(forced_mkl, monkeypatch, threads, dtype):
+    """Cut along k (a weight's rows), the parts' partial products are added to C in the order
+    of the parts: the same bits as MKL's products of each k block summed in that order with
+    numpy, against a float64 reference too; 1,000 rows of k leave a short last block."""
+    if not thread_pool.active():
+        pytest.skip("no thread pool")
+    from minitf import kernel_threads
+    monkeypatch.setattr(kernel_threads, "count", lambda: threads)
+    rng = np.random.default_rng(threads)
+    m, k, n = 96, 1000, 300
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    by, parts, step = mkl_blas.blocks(m, n, k, threads)
+    assert by == mkl_blas._BY_DEPTH and parts == threads
+    out = np.full((m, n), np.nan, dtype)
+    assert mkl_blas.product(a, b, out) is out
+    want = None
+    monkeypatch.setattr(kernel_threads, "count", lambda: 1)
+    for lo in range(0, k, step):
+        part = mkl_blas.product(np.ascontiguousarray(a[:, lo:lo + step]), b[lo:lo + step])
+        assert part is not None
+        want = part if want is None else want + part
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=tol, atol=tol * np.sqrt(k))
+    np.testing.assert_array_equal(out, want)
 
 
 def test_what_mkl_declines_numpy_computes(forced_mkl):

@@ -260,6 +260,64 @@ def test_adam_batch_gives_the_bits_of_the_ufunc_path(dtype):
             ref[0] = [n.copy() for n in new]
 
 
+def test_adam_parts_cut_large_variables_where_the_products_cut_them():
+    """Each large variable by 16-aligned blocks of its rows (the rows ``mkl_blas`` gives each
+    thread in the products that read and write it); the small ones, end to end, even out
+    the parts; every element in exactly one part."""
+    from minitf import mkl_blas
+    shapes = [(784, 512), (512,), (512, 512), (512,), (512, 10), (10,)]
+    bounds = native.adam_parts(shapes, 2)
+    assert bounds[1][0] == 400 * 512 == mkl_blas.blocks(128, 512, 784, 2)[2] * 512
+    assert bounds[1][2] == 256 * 512
+    for k in (0, 2):
+        assert bounds[k] == ([0] * 6 if k == 0 else [int(np.prod(s)) for s in shapes])
+    loads = [sum(hi - lo for lo, hi in zip(bounds[k], bounds[k + 1])) for k in range(2)]
+    assert abs(loads[0] - loads[1]) < 0.01 * sum(loads)
+    # Three parts, a 4-d kernel (rows of its last dimension) and small variables to spread.
+    shapes = [(3, 3, 64, 128), (1000,), (300, 200), (7,), (5000,)]
+    sizes = [int(np.prod(s)) for s in shapes]
+    bounds = native.adam_parts(shapes, 3)
+    assert bounds[0] == [0] * 5 and bounds[3] == sizes
+    for j in range(5):
+        assert all(bounds[k][j] <= bounds[k + 1][j] for k in range(3))
+    assert [bounds[k][0] for k in (1, 2)] == [192 * 128, 384 * 128]
+    assert [bounds[k][2] for k in (1, 2)] == [112 * 200, 224 * 200]
+    loads = [sum(hi - lo for lo, hi in zip(bounds[k], bounds[k + 1])) for k in range(3)]
+    assert max(loads) - min(loads) < 0.05 * sum(sizes)
+    assert native.adam_parts(shapes, 1) == [[0] * 5, sizes]
+
+
+@needs_kernels
+@pytest.mark.parametrize("parts", [2, 3])
+def test_adam_batch_in_parts_gives_the_bits_of_the_ufunc_path(monkeypatch, parts):
+    """Matrices cut by rows and small variables spread over the parts: every element updated
+    once, with the ufunc path's bits."""
+    from minitf import kernel_threads, thread_pool
+    if not thread_pool.active():
+        pytest.skip("no thread pool")
+    monkeypatch.setattr(kernel_threads, "count", lambda: parts)
+    rng = np.random.default_rng(parts)
+    shapes = [(300, 200), (200,), (70000,), (3, 3, 32, 64), (5,)]
+    ws, ms, vs, gs, bufs = [], [], [], [], []
+    for shape in shapes:
+        g, m, v, w = _state(int(np.prod(shape)), np.float32, len(ws))
+        ws.append(w.reshape(shape)), ms.append(m.reshape(shape)), vs.append(v.reshape(shape))
+        gs.append(g.reshape(shape))
+        bufs.append(np.empty(shape, np.float32) if g.size <= native.copy_max() else None)
+    ref = [[a.copy() for a in x] for x in (gs, ms, vs, ws)]
+    batch = native.adam_batch(ws, ms, vs, bufs)
+    decays = (0.99, 1.0, 0.98, 1.0, 0.5)
+    with np.errstate(all="ignore"):
+        for k, shape in enumerate(shapes):
+            native.adam_ufuncs(ref[0][k], ref[1][k], ref[2][k], ref[3][k],
+                               np.empty(shape, np.float32), *SCALARS[:6], decays[k])
+        assert batch(gs, *SCALARS[:6], decays)
+    assert parts in batch._bounds
+    for got, want in zip((ms, vs, ws), ref[1:]):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
 @needs_kernels
 def test_adam_batch_declines_what_it_cannot_run():
     sizes = [3, native._COPY_MAX + 1]

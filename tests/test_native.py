@@ -296,7 +296,6 @@ def test_adam_batch_in_parts_gives_the_bits_of_the_ufunc_path(monkeypatch, parts
     if not thread_pool.active():
         pytest.skip("no thread pool")
     monkeypatch.setattr(kernel_threads, "count", lambda: parts)
-    rng = np.random.default_rng(parts)
     shapes = [(300, 200), (200,), (70000,), (3, 3, 32, 64), (5,)]
     ws, ms, vs, gs, bufs = [], [], [], [], []
     for shape in shapes:

@@ -35,15 +35,41 @@ SOURCE = r"""
 /* C = A @ B over the pool's threads, each block one sequential MKL gemm (row-major; trans
    111 = no transpose, 112 = transpose, CBLAS's codes). `by` chooses the blocks: 0 columns of C,
    1 rows of C, 2 the inner dimension (part 0 writes C, part p > 0 the m x n matrix p - 1 of
-   `spare`; a second pass adds them to C row by row, in the order of the parts). */
+   `spare`; a second pass adds them to C row by row, in the order of the parts). `epi` then
+   finishes each block of C on the thread that wrote it, while it is in cache: 1 relu(C + bias)
+   as native_nn's bias_relu, 2 C * (mask > 0) as its relu_grad (mask: m x n, C-ordered). */
 typedef void (*gemm_s_fn)(int, int, int, int, int, int, float, const float *, int,
                           const float *, int, float, float *, int);
 typedef void (*gemm_d_fn)(int, int, int, int, int, int, double, const double *, int,
                           const double *, int, double, double *, int);
 struct gemm_task {
-    void *fn; int is_double, ta, tb, m, n, k, lda, ldb, ldc, by, step, parts;
-    const char *a, *b; char *c, *spare;
+    void *fn; int is_double, ta, tb, m, n, k, lda, ldb, ldc, by, step, parts, epi;
+    const char *a, *b; char *c, *spare; const char *bias, *mask;
 };
+#define GEMM_EPILOGUE(T)                                                                  \
+    for (int i = r0; i < r1; i++) {                                                       \
+        T *restrict row = (T *)t->c + (long)i * t->ldc;                                   \
+        if (t->epi == 1) {                                                                \
+            const T *restrict bias = (const T *)t->bias;                                  \
+            for (int j = c0; j < c1; j++) {                                               \
+                T z = row[j] + bias[j];                                                   \
+                row[j] = (z > 0 || z != z) ? z : (T)0;                                    \
+            }                                                                             \
+        } else {                                                                          \
+            const T *restrict mask = (const T *)t->mask + (long)i * t->n;                 \
+            for (int j = c0; j < c1; j++)                                                 \
+                row[j] = row[j] * (T)(mask[j] > 0);                                       \
+        }                                                                                 \
+    }
+static void gemm_epilogue(struct gemm_task *t, int r0, int r1, int c0, int c1) {
+    if (!t->epi)
+        return;
+    if (t->is_double) {
+        GEMM_EPILOGUE(double)
+    } else {
+        GEMM_EPILOGUE(float)
+    }
+}
 static void gemm_block(void *arg, int part) {
     struct gemm_task *t = (struct gemm_task *)arg;
     long size = t->is_double ? 8 : 4;
@@ -83,6 +109,12 @@ static void gemm_block(void *arg, int part) {
     else
         ((gemm_s_fn)t->fn)(101, t->ta, t->tb, m, n, k, 1.0f, (const float *)a, t->lda,
                            (const float *)b, t->ldb, 0.0f, (float *)c, ldc);
+    if (t->by == 0)
+        gemm_epilogue(t, 0, t->m, lo, hi);
+    else if (t->by == 1)
+        gemm_epilogue(t, lo, hi, 0, t->n);
+    else if (t->parts == 1)
+        gemm_epilogue(t, 0, t->m, 0, t->n);
 }
 #define GEMM_ADD_SPARE(T)                                                                 \
     for (int i = lo; i < hi; i++) {                                                       \
@@ -101,12 +133,14 @@ static void gemm_add_spare(void *arg, int part) {
     } else {
         GEMM_ADD_SPARE(float)
     }
+    gemm_epilogue(t, lo, hi, 0, t->n);
 }
 void gemm_split(void *fn, int is_double, int ta, int tb, int m, int n, int k, const void *a,
                 int lda, const void *b, int ldb, void *c, int ldc, int parts, int by,
-                int step, void *spare) {
-    struct gemm_task t = {fn, is_double, ta, tb, m, n, k, lda, ldb, ldc, by, step, parts,
-                          (const char *)a, (const char *)b, (char *)c, (char *)spare};
+                int step, void *spare, int epi, const void *bias, const void *mask) {
+    struct gemm_task t = {fn, is_double, ta, tb, m, n, k, lda, ldb, ldc, by, step, parts, epi,
+                          (const char *)a, (const char *)b, (char *)c, (char *)spare,
+                          (const char *)bias, (const char *)mask};
     if (parts > 1) {
         pool_run(gemm_block, &t, parts);
         if (by == 2)
@@ -192,7 +226,7 @@ def _load():
         return False
     split = kernels.lib.gemm_split
     i, p = ctypes.c_int, ctypes.c_void_p
-    split.argtypes = [p, i, i, i, i, i, i, p, i, p, i, p, i, i, i, i, p]
+    split.argtypes = [p, i, i, i, i, i, i, p, i, p, i, p, i, i, i, i, p, i, p, p]
     split.restype = None
     logger.debug("minitf: matrix products run on MKL (%s)", path)
     return split, gemms
@@ -261,9 +295,17 @@ def _spare(count, m, n, dtype):
     return numpy.empty((count, m, n), dtype)
 
 
-def product(a, b, out=None):
+def _operand(x, shape, dtype):
+    return (type(x) is numpy.ndarray and x.shape == shape and x.dtype == dtype
+            and x.flags.c_contiguous)
+
+
+def product(a, b, out=None, bias=None, mask=None):
     """``a @ b`` for two float32 (or float64) matrices on MKL, into ``out`` (C-ordered) when
-    given; None where it does not run (not active, other arrays, too small)."""
+    given; None where it does not run (not active, other arrays, too small). With ``bias``
+    (n,): ``relu(a @ b + bias)``, native_nn's ``bias_relu`` of the product; with ``mask``
+    (m, n): ``(a @ b) * (mask > 0)``, its ``relu_grad``; each block finished by the thread
+    that computed it, the bits of the product followed by that kernel."""
     if _state is False or (
             type(a) is not numpy.ndarray or type(b) is not numpy.ndarray or a.ndim != 2
             or b.ndim != 2 or a.dtype != b.dtype or a.shape[1] != b.shape[0]):
@@ -278,11 +320,20 @@ def product(a, b, out=None):
     la, lb = _layout(a), _layout(b)
     if la is None or lb is None or max(m, n, k, la[1], lb[1]) >= 1 << 31:   # MKL's int
         return None
+    epi, extra = 0, None
+    if bias is not None:
+        if not _operand(bias, (n,), a.dtype) or mask is not None:
+            return None
+        epi, extra = 1, bias
+    elif mask is not None:
+        if not _operand(mask, (m, n), a.dtype):
+            return None
+        epi, extra = 2, mask
     if out is None:
         out = numpy.empty((m, n), a.dtype)
     elif (type(out) is not numpy.ndarray or out.shape != (m, n) or out.dtype != a.dtype
           or not out.flags.c_contiguous or not out.flags.writeable
-          or numpy.may_share_memory(out, a) or numpy.may_share_memory(out, b)):
+          or any(numpy.may_share_memory(out, x) for x in (a, b, extra) if x is not None)):
         return None
     by, parts, step = blocks(m, n, k, kernel_threads.count(), la[0], lb[0])
     spare = None
@@ -290,5 +341,6 @@ def product(a, b, out=None):
         spare = _spare(parts - 1, m, n, a.dtype)
     split(fn, int(a.dtype == numpy.float64), la[0], lb[0], m, n, k, a.ctypes.data, la[1],
           b.ctypes.data, lb[1], out.ctypes.data, max(n, 1), parts, by, step,
-          None if spare is None else spare.ctypes.data)
+          None if spare is None else spare.ctypes.data, epi,
+          None if bias is None else bias.ctypes.data, None if mask is None else mask.ctypes.data)
     return out

@@ -24,6 +24,15 @@ before ``MaxPooling2D``); ``minitf.ops.pool_fusion_ops`` has the fused ops:
   norm before the relu): ``tiled_max_relu_grad_bn``, which also adds up the batch norm's
   parameter sums as it writes the scatter, in that op's order, and leaves them for it.
 
+Two rules serve ``Dense(..., activation="relu")``; ``minitf.ops.product_fusion_ops`` has the
+fused ops (on MKL each thread finishes its own blocks of the product while they are in cache):
+
+- forward, ``matmul(a, w)`` then ``bias_activation(that, b, "relu")``: ``matmul_bias_relu``.
+- backward, across steps: ``relu_grad(g, y)`` of a product ``g`` (the input gradient of the
+  next layer) becomes ``matmul_relu_grad`` in the product's step, and the relu_grad's step
+  goes. ``y`` must exist before the product (a forward output); the steps between cannot
+  read the relu_grad's output, which did not exist before its step.
+
 Then one rule across steps: ``batch_norm_train`` whose output only a ``relu_pooled`` reads
 (``BatchNormalization``, ``ReLU``, ``MaxPooling2D``) becomes ``batch_norm_relu_pooled``
 writing the relu's output, and the relu's step goes. The steps between the two (the moving
@@ -82,7 +91,19 @@ def _relu_then_pool(first, second, single_use):
     return None
 
 
+def _product_then_bias_relu(first, second, single_use):
+    """A ``Dense`` layer's relu finishes its product's blocks (``matmul_bias_relu``); the
+    product must feed nothing else."""
+    _, _, (a, w), attrs, z = first
+    _, _, ins, bias_attrs, out = second
+    if (attrs or len(ins) != 2 or ins[0] != z or ins[1] == z
+            or (bias_attrs or {}).get("activation") != "relu" or not single_use(z)):
+        return None
+    return [("op", OPS["matmul_bias_relu"], (a, w, ins[1]), {}, out)]
+
+
 _RULES = {("tiled_max_grad", "relu_grad"): _pool_then_relu_grad,
+          ("matmul", "bias_activation"): _product_then_bias_relu,
           ("tiled_max_relu_grad", "sum_to"): _scatter_then_bias_sums,
           ("tiled_max_relu_grad", "batch_norm_reduce_grads"): _scatter_then_batch_norm_sums,
           ("relu", "tiled_max_pool"): _relu_then_pool,
@@ -104,6 +125,30 @@ def _fold_batch_norms(steps, single_use):
         _, _, norm_ins, norm_attrs, _ = steps[norm]
         folded[norm] = ("op", OPS["batch_norm_relu_pooled"], norm_ins,
                         dict(norm_attrs or {}, ksize=attrs["ksize"]), out)
+        gone.add(index)
+    return [step for index, step in enumerate(folded) if index not in gone]
+
+
+def _fold_relu_grads(steps, single_use):
+    """Each ``relu_grad(g, y)`` of a product ``g`` that nothing else reads, done by the
+    product's step as ``matmul_relu_grad`` (``y``, a forward output, exists by then)."""
+    made = {}
+    for index, step in enumerate(steps):
+        for slot in step[4] if isinstance(step[4], (tuple, list)) else (step[4],):
+            made.setdefault(slot, index)
+    folded, gone = list(steps), set()
+    for index, (kind, op, ins, attrs, out) in enumerate(steps):
+        if kind != "op" or op.name != "relu_grad" or len(ins) != 2:
+            continue
+        g, y = ins
+        product = made.get(g)
+        if product is None or not single_use(g) or made.get(y, -1) >= product:
+            continue
+        kind, producer, product_ins, product_attrs, _ = steps[product]
+        if (kind != "op" or producer.name != "matmul" or product_attrs
+                or y in product_ins):
+            continue
+        folded[product] = ("op", OPS["matmul_relu_grad"], product_ins + (y,), {}, out)
         gone.add(index)
     return [step for index, step in enumerate(folded) if index not in gone]
 
@@ -132,4 +177,4 @@ def fuse(steps, kinds, out_refs):
             fused.append(step)
         else:
             fused[-1:] = replacement
-    return _fold_batch_norms(fused, single_use)
+    return _fold_relu_grads(_fold_batch_norms(fused, single_use), single_use)

@@ -298,7 +298,15 @@ _G = {2: numpy.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 
       4: numpy.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
                       [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])}
 MIN_CHANNELS = 8       # below this the transforms cost more than the products save
-BLOCK_BYTES = 1 << 20  # tiles per block: a block's transforms stay in the core's cache
+# Tiles per block: as many as keep each plane's product within MAX_PLANE_WORK multiply-adds,
+# with the block's transforms (planes x tiles x channels) between MIN_BLOCK_BYTES and
+# BLOCK_BYTES. Larger blocks make larger products (4 MB against 1 MB: the valid CNN's step
+# +12%); OpenBLAS's small-matrix kernels take products up to 100^3 multiply-adds, and past
+# that two threads' concurrent products stalled now and then (a filter gradient's 36
+# (32, 576) @ (576, 64) planes: 20-360 ms instead of 3).
+BLOCK_BYTES = 1 << 22
+MIN_BLOCK_BYTES = 1 << 20
+MAX_PLANE_WORK = 100 ** 3
 MIN_PART_PLANES = 16384  # tile planes per thread at least: fewer do not pay for the handoff
 # The largest tile size used: 4 (F(4x4, 3x3)) or 2 (F(2x2, 3x3) only, the more accurate).
 MAX_TILE = int(os.environ.get("MINITF_WINOGRAD_TILE", "4"))
@@ -350,7 +358,7 @@ class _Tiles:
     """The tiling of (N, H, W) images for a 3x3 valid convolution, in blocks of tiles or in
     parts of whole images (``kernel_threads``)."""
 
-    def __init__(self, n, h, w, channels, dtype, kernels=None, m=None):
+    def __init__(self, n, h, w, channels, dtype, kernels=None, m=None, product=None):
         self.n, self.h, self.w, self.oh, self.ow = n, h, w, h - 2, w - 2
         self.m = tile_size(self.oh, self.ow) if m is None else m
         self.planes = (self.m + 2) ** 2
@@ -358,7 +366,11 @@ class _Tiles:
         self.count = n * self.th * self.tw
         self.fns = (kernels or _kernels()).fns
         self.dtype = numpy.dtype(dtype)
-        self.block = max(1, BLOCK_BYTES // (self.planes * channels * self.dtype.itemsize))
+        tile_bytes = self.planes * channels * self.dtype.itemsize
+        self.block = max(1, BLOCK_BYTES // tile_bytes)
+        if product is not None:   # (C, O): a plane's product is (tiles, C) @ (C, O)
+            small = MAX_PLANE_WORK // max(1, product[0] * product[1])
+            self.block = max(1, min(self.block, max(small, MIN_BLOCK_BYTES // tile_bytes)))
 
     def parts(self):
         """Tile ranges of whole images, one per thread (tiles of one image overlap in the
@@ -446,7 +458,7 @@ def conv(x, w, v=None):
     x = numpy.ascontiguousarray(x)
     n, h, wd, c = x.shape
     o = w.shape[3]
-    tiles = _Tiles(n, h, wd, max(c, o), x.dtype)
+    tiles = _Tiles(n, h, wd, max(c, o), x.dtype, product=(c, o))
     u = tiles.filters(w)
     y = numpy.empty((n, h - 2, wd - 2, o), x.dtype)
 
@@ -465,7 +477,7 @@ def input_grad(g, w, size):
     """x's gradient (N, H, W, C) from the output gradient ``g`` (N, OH, OW, O)."""
     g = numpy.ascontiguousarray(g)
     n, o, c = g.shape[0], g.shape[-1], w.shape[2]
-    tiles = _Tiles(n, *size, max(c, o), g.dtype)
+    tiles = _Tiles(n, *size, max(c, o), g.dtype, product=(c, o))
     ut = numpy.ascontiguousarray(tiles.filters(w).transpose(0, 2, 1))
     dx = numpy.zeros((n,) + tuple(size) + (c,), g.dtype)
 
@@ -485,7 +497,7 @@ def filter_grad(x, g, v=None):
     and the output gradient ``g``."""
     x, g = numpy.ascontiguousarray(x), numpy.ascontiguousarray(g)
     c, o = x.shape[-1], g.shape[-1]
-    tiles = _Tiles(*x.shape[:3], max(c, o), g.dtype)
+    tiles = _Tiles(*x.shape[:3], max(c, o), g.dtype, product=(c, o))
     parts = tiles.parts()
     sums = {start: numpy.zeros((tiles.planes, c, o), g.dtype) for start, _ in parts}
 

@@ -290,6 +290,26 @@ def test_winograd_picks_the_tile_size_with_fewer_transformed_values(monkeypatch)
     assert winograd.tile_size(11, 11) == 2
 
 
+def test_winograd_blocks_bound_their_bytes_and_each_plane_product():
+    """A block's transforms stay within BLOCK_BYTES; each plane's product within OpenBLAS's
+    small-matrix size (larger ones from two threads stalled now and then) unless that would
+    take the block below MIN_BLOCK_BYTES."""
+    from minitf import winograd
+    if winograd._kernels() is None:
+        pytest.skip("no native kernels")
+
+    def block(c, o):
+        return winograd._Tiles(8, 30, 30, max(c, o), np.float32, product=(c, o)).block
+
+    tile = 36 * 4     # bytes per tile and channel: 36 planes of float32
+    assert block(32, 64) == winograd.BLOCK_BYTES // (tile * 64)        # 455 tiles: the bytes
+    assert block(32, 64) * 32 * 64 <= winograd.MAX_PLANE_WORK
+    assert block(64, 64) == winograd.MAX_PLANE_WORK // (64 * 64)       # 244: the product
+    assert block(256, 256) == winograd.MIN_BLOCK_BYTES // (tile * 256)  # 28: the least bytes
+    assert block(1, 1) == winograd.BLOCK_BYTES // tile
+    assert winograd._Tiles(8, 30, 30, 9000, np.float32, product=(9000, 9000)).block == 1
+
+
 def test_winograd_takes_only_what_it_was_built_for():
     from minitf import winograd
     ok = ((2, 8, 8, 16), (3, 3, 16, 16), (1, 1), (1, 1), np.float32)

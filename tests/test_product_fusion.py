@@ -8,7 +8,7 @@ import minitf as tf
 from minitf import backend as B
 from minitf import mkl_blas, plan_fusion
 from minitf.ops.registry import OPS, RAW
-
+from minitf.testing import sparse_ce_step
 
 
 class _Op:
@@ -106,17 +106,7 @@ def _mlp_step(seed):
                                  tf.keras.layers.Dense(300, activation="relu"),
                                  tf.keras.layers.Dense(4)])
     model.build((None, 200))
-    opt = tf.keras.optimizers.Adam(1e-3)
-    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    return model, step
+    return model, sparse_ce_step(model, tf.keras.optimizers.Adam(1e-3))
 
 
 def _train(mode, batches, monkeypatch):

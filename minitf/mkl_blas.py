@@ -30,44 +30,42 @@ from . import kernel_threads, thread_pool
 logger = logging.getLogger("minitf")
 
 SOURCE = r"""
+#include <stdint.h>
 #include <string.h>
 
 /* C = A @ B over the pool's threads, each block one sequential MKL gemm (row-major; trans
    111 = no transpose, 112 = transpose, CBLAS's codes). `by` chooses the blocks: 0 columns of C,
    1 rows of C, 2 the inner dimension (part 0 writes C, part p > 0 the m x n matrix p - 1 of
    `spare`; a second pass adds them to C row by row, in the order of the parts). `epi` then
-   finishes each block of C on the thread that wrote it, while it is in cache: 1 relu(C + bias)
-   as native_nn's bias_relu, 2 C * (mask > 0) as its relu_grad (mask: m x n, C-ordered). */
+   finishes each block of C on the thread that wrote it, while it is in cache, with native_nn's
+   kernels: 1 its bias_relu (bias: n), 2 its relu_grad (mask: m x n, C-ordered). */
 typedef void (*gemm_s_fn)(int, int, int, int, int, int, float, const float *, int,
                           const float *, int, float, float *, int);
 typedef void (*gemm_d_fn)(int, int, int, int, int, int, double, const double *, int,
                           const double *, int, double, double *, int);
+void nn_float32_bias_relu(int64_t, int64_t, const float *, const float *, float *);
+void nn_float64_bias_relu(int64_t, int64_t, const double *, const double *, double *);
+void nn_float32_relu_grad(int64_t, const float *, const float *, float *);
+void nn_float64_relu_grad(int64_t, const double *, const double *, double *);
 struct gemm_task {
     void *fn; int is_double, ta, tb, m, n, k, lda, ldb, ldc, by, step, parts, epi;
     const char *a, *b; char *c, *spare; const char *bias, *mask;
 };
-#define GEMM_EPILOGUE(T)                                                                  \
+#define GEMM_EPILOGUE(T, NN)                                                              \
     for (int i = r0; i < r1; i++) {                                                       \
-        T *restrict row = (T *)t->c + (long)i * t->ldc;                                   \
-        if (t->epi == 1) {                                                                \
-            const T *restrict bias = (const T *)t->bias;                                  \
-            for (int j = c0; j < c1; j++) {                                               \
-                T z = row[j] + bias[j];                                                   \
-                row[j] = (z > 0 || z != z) ? z : (T)0;                                    \
-            }                                                                             \
-        } else {                                                                          \
-            const T *restrict mask = (const T *)t->mask + (long)i * t->n;                 \
-            for (int j = c0; j < c1; j++)                                                 \
-                row[j] = row[j] * (T)(mask[j] > 0);                                       \
-        }                                                                                 \
+        T *row = (T *)t->c + (long)i * t->ldc + c0;           /* in place: out is x, g */ \
+        if (t->epi == 1)                                                                  \
+            NN##_bias_relu(1, c1 - c0, row, (const T *)t->bias + c0, row);                \
+        else                                                                              \
+            NN##_relu_grad(c1 - c0, row, (const T *)t->mask + (long)i * t->n + c0, row);  \
     }
 static void gemm_epilogue(struct gemm_task *t, int r0, int r1, int c0, int c1) {
     if (!t->epi)
         return;
     if (t->is_double) {
-        GEMM_EPILOGUE(double)
+        GEMM_EPILOGUE(double, nn_float64)
     } else {
-        GEMM_EPILOGUE(float)
+        GEMM_EPILOGUE(float, nn_float32)
     }
 }
 static void gemm_block(void *arg, int part) {
@@ -161,7 +159,8 @@ _BY_COLUMNS, _BY_ROWS, _BY_DEPTH = 0, 1, 2
 _SEQUENTIAL, _LP64 = 1, 0   # MKL_Set_Threading_Layer / MKL_Set_Interface_Layer codes
 
 _lock = threading.Lock()
-_state = None               # None: not looked at yet; False: not used; else (split, gemms)
+_state = None               # None: not looked at yet; False: not used; else (split, gemms,
+                            # whether the epilogues' kernels run)
 
 
 def _find_library():
@@ -229,7 +228,7 @@ def _load():
     split.argtypes = [p, i, i, i, i, i, i, p, i, p, i, p, i, i, i, i, p, i, p, p]
     split.restype = None
     logger.debug("minitf: matrix products run on MKL (%s)", path)
-    return split, gemms
+    return split, gemms, kernels.nn is not None     # the epilogues are native_nn's kernels
 
 
 def active():
@@ -291,10 +290,6 @@ def _cut(m, n, k, ta, tb):
     return _BY_ROWS if ta == _NO_TRANS else _BY_DEPTH
 
 
-def _spare(count, m, n, dtype):
-    return numpy.empty((count, m, n), dtype)
-
-
 def _operand(x, shape, dtype):
     return (type(x) is numpy.ndarray and x.shape == shape and x.dtype == dtype
             and x.flags.c_contiguous)
@@ -313,7 +308,7 @@ def product(a, b, out=None, bias=None, mask=None):
     (m, k), n = a.shape, b.shape[1]
     if m * n * k < MIN_WORK or n < NARROW or not active():   # small ones never load MKL
         return None
-    split, gemms = _state
+    split, gemms, epilogues = _state
     fn = gemms.get(a.dtype)
     if fn is None:
         return None
@@ -321,6 +316,8 @@ def product(a, b, out=None, bias=None, mask=None):
     if la is None or lb is None or max(m, n, k, la[1], lb[1]) >= 1 << 31:   # MKL's int
         return None
     epi, extra = 0, None
+    if (bias is not None or mask is not None) and not epilogues:
+        return None
     if bias is not None:
         if not _operand(bias, (n,), a.dtype) or mask is not None:
             return None
@@ -336,9 +333,7 @@ def product(a, b, out=None, bias=None, mask=None):
           or any(numpy.may_share_memory(out, x) for x in (a, b, extra) if x is not None)):
         return None
     by, parts, step = blocks(m, n, k, kernel_threads.count(), la[0], lb[0])
-    spare = None
-    if by == _BY_DEPTH:
-        spare = _spare(parts - 1, m, n, a.dtype)
+    spare = numpy.empty((parts - 1, m, n), a.dtype) if by == _BY_DEPTH and parts > 1 else None
     split(fn, int(a.dtype == numpy.float64), la[0], lb[0], m, n, k, a.ctypes.data, la[1],
           b.ctypes.data, lb[1], out.ctypes.data, max(n, 1), parts, by, step,
           None if spare is None else spare.ctypes.data, epi,

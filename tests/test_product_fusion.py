@@ -9,16 +9,7 @@ from minitf import backend as B
 from minitf import mkl_blas, plan_fusion
 from minitf.ops.registry import OPS, RAW
 from minitf.testing import sparse_ce_step
-
-
-class _Op:
-    def __init__(self, name):
-        self.name = name
-
-
-def _op_names(function):
-    (plan,) = function._plans.values()
-    return [getattr(fn, "__name__", "") for _, fn, *_ in plan.steps]
+from tests.test_plan_fusion import _Op, _op_names
 
 
 @pytest.fixture(params=["openblas", "mkl"])
@@ -139,3 +130,23 @@ def test_traced_dense_relu_step_fuses_its_products_and_trains_as_unfused_and_eag
         for a, b in zip(fused[1], other[1]):
             np.testing.assert_array_equal(a, b)
     assert fused[0][-1] < fused[0][0]
+
+
+def test_epilogues_wait_for_native_nn_kernels(blas):
+    """The epilogues are native_nn's bias_relu and relu_grad: where those kernels failed
+    their start-up check, MKL declines a fused product and the op runs the pair instead."""
+    if blas != "mkl":
+        pytest.skip("MKL's epilogues only")
+    rng = np.random.default_rng(4)
+    a, w, b, y = _operands(rng, 128, 784, 512, np.float32)
+    assert mkl_blas.product(a, w, bias=b) is not None
+    saved = mkl_blas._state
+    mkl_blas._state = saved[:2] + (False,)
+    try:
+        assert mkl_blas.product(a, w, bias=b) is None and mkl_blas.product(a, w, mask=y) is None
+        assert mkl_blas.product(a, w) is not None
+        with np.errstate(all="ignore"):
+            want = RAW.bias_activation(RAW.matmul(a, w), b, activation="relu")
+            np.testing.assert_array_equal(RAW.matmul_bias_relu(a, w, b), want)
+    finally:
+        mkl_blas._state = saved

@@ -58,10 +58,13 @@ def _bias_relu_pooled_forward(x, b, ksize):
 
 
 def _tangent(F, t, y):
+    """``relu_grad`` of the sum of the tangents ``t`` that are not None, masked by ``y``."""
     parts = [p for p in t if p is not None]
     if not parts:
         return None
-    total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
     return F.relu_grad(total, y)
 
 

@@ -21,6 +21,7 @@ from ._samples import away, u
 from .fused_ops import _bias_activation_forward, _bias_activation_out
 from .linalg_ops import _matmul_forward, _matmul_out, _matmul_vjp
 from .math_ops import _relu_grad_forward, _relu_grad_out
+from .pool_fusion_ops import _tangent
 from .registry import defop
 
 
@@ -53,16 +54,14 @@ def _matmul_bias_relu_vjp(F, g, x, y):
     return ga, gw, gz        # the tape sums b's gradient over the broadcast axes
 
 
+def _product_tangents(F, t, a, w):
+    """The tangents of ``a @ w`` from those of ``a`` and ``w`` (None where they have none)."""
+    return (None if t[0] is None else F.matmul(t[0], w),
+            None if t[1] is None else F.matmul(a, t[1]))
+
+
 def _matmul_bias_relu_jvp(F, t, x, y):
-    a, w, _ = x
-    parts = [p for p in (None if t[0] is None else F.matmul(t[0], w),
-                         None if t[1] is None else F.matmul(a, t[1]), t[2]) if p is not None]
-    if not parts:
-        return None
-    total = parts[0]
-    for p in parts[1:]:
-        total = total + p
-    return F.relu_grad(total, y)
+    return _tangent(F, _product_tangents(F, t, x[0], x[1]) + (t[2],), y)
 
 
 def _matmul_bias_relu_samples():
@@ -104,12 +103,7 @@ def _matmul_relu_grad_vjp(F, g, x, y):
 
 
 def _matmul_relu_grad_jvp(F, t, x, y):
-    a, w, mask = x
-    parts = [p for p in (None if t[0] is None else F.matmul(t[0], w),
-                         None if t[1] is None else F.matmul(a, t[1])) if p is not None]
-    if not parts:
-        return None
-    return F.relu_grad(parts[0] if len(parts) == 1 else parts[0] + parts[1], mask)
+    return _tangent(F, _product_tangents(F, t, x[0], x[1]), x[2])
 
 
 matmul_relu_grad = defop(

@@ -83,30 +83,12 @@ def _declared_blas_user(fn):
     return part
 
 
-def _one_blas_thread(fn):
-    """``fn`` with OpenBLAS on one thread for its calls: inside a part, a product OpenBLAS
-    would split would start a task of the pool inside the pool's task, on threads created
-    and joined for that one call (Winograd blocks whose plane products OpenBLAS splits: a
-    filter gradient's calls took 19-304 ms without this, mostly 3.4-5 ms with it)."""
-    set_local = openblas.local_threads_setter()
-    if set_local is None:
-        return fn
-
-    def part(start, stop):
-        set_local(1)
-        try:
-            fn(start, stop)
-        finally:
-            set_local(0)
-    return part
-
-
 def run(fn, parts, uses_blas=False):
     """``fn(start, stop)`` for every part (from ``split``), in parallel; returns when all
-    are done and raises the first error. ``uses_blas``: ``fn`` runs products (on one BLAS
-    thread each)."""
+    are done and raises the first error. ``uses_blas``: ``fn`` runs small products (on the
+    pool, every part's products run on its own thread: ``thread_pool.run_parts``)."""
     if len(parts) > 1 and thread_pool.active():
-        thread_pool.run_parts(_one_blas_thread(fn) if uses_blas else fn, parts)
+        thread_pool.run_parts(fn, parts)
         return
     if len(parts) <= 1 or (openblas.available() and not openblas.park()):
         # A worker left spinning (another thread may be in BLAS) holds a core: two threads

@@ -302,8 +302,14 @@ def run_parts(fn, parts):
     """``fn(start, stop)`` for every ``(start, stop)`` of ``parts`` on the pool's threads (the
     first on the calling thread); returns when all are done and raises the first error. Each
     part takes the GIL only around its Python call: ``fn`` is expected to spend its time in a
-    ctypes call, which lets the GIL go."""
+    ctypes call, which lets the GIL go.
+
+    A part's own BLAS products run on its thread alone (OpenBLAS's count set to one there, and
+    back to the global count after): a product OpenBLAS split inside a part would start a pool
+    task inside the pool's task, on threads made for that one call, and two such products at
+    once gave wrong results (``tests/test_thread_pool.py``)."""
     errors = [None] * len(parts)
+    set_local = openblas.local_threads_setter()
 
     def part(_, k):
         if k:   # a pool worker: Python sees it as a thread of its own from its first part on
@@ -312,10 +318,15 @@ def run_parts(fn, parts):
                 # Named as minitf's: it runs BLAS only as OpenBLAS's threads, while the pool is
                 # installed, so it never keeps openblas.park from stopping OpenBLAS's workers.
                 thread.name = openblas.THREAD_PREFIX + "pool-worker"
+        if set_local is not None:
+            set_local(1)
         try:
             fn(*parts[k])
         except BaseException as exc:   # noqa: BLE001 -- raised on the calling thread below
             errors[k] = exc
+        finally:
+            if set_local is not None:
+                set_local(0)
 
     _library.pool_run(_PART(part), None, len(parts))
     for error in errors:

@@ -148,28 +148,28 @@ def test_kernel_parts_run_on_the_pool_threads_and_raise_the_first_error():
 
 
 @needs_two_threads
-def test_parts_that_run_products_keep_openblas_on_their_own_thread():
-    """With ``uses_blas``, each part's products run on its own thread (OpenBLAS's count set
-    to one there, and back to the global count after): a product OpenBLAS would split inside
-    a part would start a pool task inside the pool's task."""
+@pytest.mark.parametrize("uses_blas", [True, False])
+def test_parts_run_their_products_on_their_own_thread(uses_blas):
+    """Each part's products run on its own thread (OpenBLAS's count one there, and back to the
+    global count after). Products OpenBLAS split inside two parts at once, each a pool task
+    inside the pool's task, gave wrong results now and then."""
     set_local = openblas.local_threads_setter()
     if set_local is None:
         pytest.skip("OpenBLAS without openblas_set_num_threads_local")
     parts = kernel_threads.split(1000, 1)
-    counts = {}
-    lock = threading.Lock()
     a, b = _operands(9)
+    want = a.astype(np.float64) @ b
+    for _ in range(20):
+        counts = {}
+        lock = threading.Lock()
 
-    def body(start, stop):
-        before = set_local(1)        # returns the count in force in this part
-        set_local(1 if before == 1 else 0)    # as it was (0: the global count)
-        with lock:
-            counts[start] = before
-        np.testing.assert_allclose(a @ b, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+        def body(start, stop):
+            before = set_local(1)        # returns the count in force in this part
+            set_local(before)
+            with lock:
+                counts[start] = before
+            np.testing.assert_allclose(a @ b, want, rtol=1e-4, atol=1e-3)
 
-    kernel_threads.run(body, parts, uses_blas=True)
-    assert sorted(counts.values()) == [1] * len(parts)
-    counts.clear()
-    kernel_threads.run(body, parts)
-    assert all(count != 1 for count in counts.values())   # without it: the global count
-    assert set_local(0) != 1                                 # this thread's count is back
+        kernel_threads.run(body, parts, uses_blas=uses_blas)
+        assert sorted(counts.values()) == [1] * len(parts)
+    assert set_local(0) != 1                # this thread's count is back to the global one

@@ -1,5 +1,5 @@
-"""The direct 3x3 convolution of one-channel images (``minitf.direct_conv``) against an
-independent numpy computation in float64."""
+"""The direct 3x3 convolution of one- and three-channel images (``minitf.direct_conv``)
+against an independent numpy computation in float64."""
 import numpy as np
 import pytest
 
@@ -16,23 +16,29 @@ pytestmark = pytest.mark.skipif(
 def test_the_kernels_pass_their_start_up_check():
     assert native.kernels().direct_conv is not None
     assert direct_conv.applies((128, 30, 30, 1), (3, 3, 1, 32), (1, 1), (1, 1), "float32")
+    assert direct_conv.applies((64, 34, 34, 3), (3, 3, 3, 64), (1, 1), (1, 1), "float32")
 
 
 def _windows(x, oh, ow):
-    return np.stack([x[:, i:i + oh, j:j + ow, 0] for i in range(3) for j in range(3)], -1)
+    """(N, OH, OW, 9 * C): each output pixel's 3x3 window, in (row, column, channel) order."""
+    n, _, _, c = x.shape
+    return np.stack([x[:, i:i + oh, j:j + ow] for i in range(3) for j in range(3)],
+                    3).reshape(n, oh, ow, 9 * c)
 
 
 @pytest.mark.parametrize("dtype, tol", [("float64", 1e-12), ("float32", 2e-5)])
-@pytest.mark.parametrize("size, o", [((5, 7), 32), ((28, 28), 32), ((9, 4), 64), ((3, 3), 64)])
-def test_forward_and_filter_gradient_match_numpy(size, o, dtype, tol):
-    rng = np.random.default_rng(sum(size) + o)
+@pytest.mark.parametrize("size, c, o", [((5, 7), 1, 32), ((28, 28), 1, 32), ((9, 4), 1, 64),
+                                        ((3, 3), 1, 64), ((6, 5), 3, 32), ((32, 32), 3, 64),
+                                        ((3, 4), 3, 32)])
+def test_forward_and_filter_gradient_match_numpy(size, c, o, dtype, tol):
+    rng = np.random.default_rng(sum(size) + o + c)
     h, w = size
-    x = rng.standard_normal((3, h, w, 1))
-    f = rng.standard_normal((3, 3, 1, o))
+    x = rng.standard_normal((3, h, w, c))
+    f = rng.standard_normal((3, 3, c, o))
     g = rng.standard_normal((3, h - 2, w - 2, o))
     windows = _windows(x, h - 2, w - 2)
-    want = windows @ f.reshape(9, o)
-    want_df = np.einsum("nhwk,nhwo->ko", windows, g).reshape(3, 3, 1, o)
+    want = windows @ f.reshape(9 * c, o)
+    want_df = np.einsum("nhwk,nhwo->ko", windows, g).reshape(3, 3, c, o)
     got = direct_conv.conv(x.astype(dtype), f.astype(dtype))
     got_df = direct_conv.filter_grad(x.astype(dtype), g.astype(dtype))
     assert got.dtype == dtype and got_df.dtype == dtype
@@ -60,7 +66,8 @@ def test_images_split_over_threads_give_the_one_thread_results(monkeypatch):
 
 
 @pytest.mark.parametrize("x_shape, w_shape, strides, dilations, dtype", [
-    ((2, 8, 8, 3), (3, 3, 3, 32), (1, 1), (1, 1), "float32"),    # three channels
+    ((2, 8, 8, 2), (3, 3, 2, 32), (1, 1), (1, 1), "float32"),    # two channels: not compiled
+    ((2, 8, 8, 3), (3, 3, 1, 32), (1, 1), (1, 1), "float32"),    # filters for another C
     ((2, 8, 8, 1), (3, 3, 1, 16), (1, 1), (1, 1), "float32"),    # 16 filters: not compiled
     ((2, 8, 8, 1), (3, 3, 1, 48), (1, 1), (1, 1), "float32"),
     ((2, 8, 8, 1), (5, 5, 1, 32), (1, 1), (1, 1), "float32"),
@@ -73,11 +80,12 @@ def test_other_convolutions_take_the_general_path(x_shape, w_shape, strides, dil
     assert not direct_conv.applies(x_shape, w_shape, strides, dilations, dtype)
 
 
-def test_a_conv2d_layer_on_grayscale_images_trains_as_on_the_general_path(monkeypatch):
-    """One Adam step of Conv2D(32, 3, padding="same") on one-channel images: the direct kernels
-    and the im2col path give the same loss and updated filters (up to rounding)."""
+@pytest.mark.parametrize("channels", [1, 3])
+def test_a_conv2d_layer_trains_as_on_the_general_path(monkeypatch, channels):
+    """Three Adam steps of Conv2D(32, 3, padding="same") on grayscale or RGB images: the direct
+    kernels and the im2col path give the same losses and updated filters (up to rounding)."""
     rng = np.random.default_rng(2)
-    x = rng.standard_normal((16, 12, 12, 1)).astype(np.float32)
+    x = rng.standard_normal((16, 12, 12, channels)).astype(np.float32)
     y = rng.integers(0, 10, 16)
 
     def train():
@@ -85,7 +93,7 @@ def test_a_conv2d_layer_on_grayscale_images_trains_as_on_the_general_path(monkey
         layers = tf.keras.layers
         model = tf.keras.Sequential([layers.Conv2D(32, 3, padding="same", activation="relu"),
                                      layers.Flatten(), layers.Dense(10)])
-        model.build((None, 12, 12, 1))
+        model.build((None, 12, 12, channels))
         step = tf.function(sparse_ce_step(model, tf.keras.optimizers.Adam(1e-2)))
 
         losses = [float(step(tf.constant(x), tf.constant(y))) for _ in range(3)]

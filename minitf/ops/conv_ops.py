@@ -2,8 +2,8 @@
 
 ``conv2d`` = pad (SAME: TF's split, the odd pixel at the end) -> ``conv2d_valid``, which runs
 Winograd's F(2x2, 3x3) or F(4x4, 3x3) where it applies (``minitf.winograd``: 3x3, stride 1,
-8+ channels, the native kernels loaded), a direct kernel for 3x3 filters over one-channel images
-(``minitf.direct_conv``), and otherwise ``extract_patches`` (sliding windows,
+8+ channels, the native kernels loaded), a direct kernel for 3x3 filters over one- or
+three-channel images (``minitf.direct_conv``), and otherwise ``extract_patches`` (sliding windows,
 ``(N, OH, OW, KH, KW, C)``) -> one matmul with the filters as a ``(KH*KW*C, O)`` matrix. The
 patches' gradient (col2im) adds each window back. Pools reduce the same patches over the window
 axes, or, for windows that tile the image, run a native one-pass kernel.
@@ -123,7 +123,7 @@ def _winograd(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):
 
 
 def _direct(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):
-    """Whether the direct one-channel kernels take this convolution (``minitf.direct_conv``)."""
+    """Whether the direct kernels take this convolution (``minitf.direct_conv``)."""
     return all(d == dtype for d in more_dtypes) and direct_conv.applies(
         x_shape, w_shape, strides, dilations, dtype)
 
@@ -140,7 +140,7 @@ def _input_transform(x, store):
 
 def _conv_forward(x, w, strides, dilations=(1, 1), cache=True):
     """Valid cross-correlation of (N, H, W, C) with (KH, KW, C, O): Winograd's tiles (3x3,
-    stride 1, see ``minitf.winograd``), the direct one-channel kernel (``minitf.direct_conv``)
+    stride 1, see ``minitf.winograd``), the direct 1- or 3-channel kernel (``minitf.direct_conv``)
     or patches @ filters."""
     if _winograd(x.shape, w.shape, strides, dilations, x.dtype, w.dtype):
         return winograd.conv(x, w, _input_transform(x, cache))
@@ -248,7 +248,8 @@ def _conv_samples():
     return [((u(2, 5, 6, 3), u(2, 3, 3, 4)), {"strides": (1, 1), "dilations": (1, 1)}),
             ((u(1, 7, 6, 2), u(3, 2, 2, 3)), {"strides": (2, 1), "dilations": (1, 2)}),
             ((u(1, 5, 4, 8), u(3, 3, 8, 8)), {"strides": (1, 1), "dilations": (1, 1)}),  # Winograd
-            ((u(1, 4, 5, 1), u(3, 3, 1, 32)), {"strides": (1, 1), "dilations": (1, 1)})]  # direct
+            ((u(1, 4, 5, 1), u(3, 3, 1, 32)), {"strides": (1, 1), "dilations": (1, 1)}),  # direct
+            ((u(1, 4, 4, 3), u(3, 3, 3, 32)), {"strides": (1, 1), "dilations": (1, 1)})]  # RGB
 
 
 conv2d_valid = defop("conv2d_valid", _conv_forward, arity=2, save=(0, 1), vjp=_conv_vjp,
@@ -273,7 +274,9 @@ conv2d_filter_grad = defop(
                      ((u(1, 5, 4, 8), u(1, 3, 2, 8)), {"ksize": (3, 3), "strides": (1, 1),
                                                       "dilations": (1, 1)}),
                      ((u(1, 4, 5, 1), u(1, 2, 3, 32)), {"ksize": (3, 3), "strides": (1, 1),
-                                                       "dilations": (1, 1)})])  # direct
+                                                       "dilations": (1, 1)}),  # direct
+                     ((u(1, 4, 4, 3), u(1, 2, 2, 32)), {"ksize": (3, 3), "strides": (1, 1),
+                                                       "dilations": (1, 1)})])  # RGB
 
 
 # --- max over a window ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import threading
 import numpy as _numpy
 
 from . import (backend, direct_conv, kernel_threads, mkl_blas, native_nn, native_nn_checks,
-               thread_pool, winograd)
+               native_nn_source, thread_pool, winograd)
 
 logger = logging.getLogger("minitf")
 
@@ -104,8 +104,8 @@ void NAME##_many(int parts, int64_t count, const int64_t *bounds, T *const *w,  
 ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
-_SOURCE = (thread_pool.SOURCE + mkl_blas.SOURCE + _ADAM_SOURCE + native_nn.SOURCE + winograd.SOURCE
-           + direct_conv.SOURCE)
+_SOURCE = (thread_pool.SOURCE + mkl_blas.SOURCE + _ADAM_SOURCE + native_nn_source.SOURCE
+           + winograd.SOURCE + direct_conv.SOURCE)
 # -fno-trapping-math: no code here reads the floating-point exception flags, and without it GCC
 # may not evaluate a multiply on both sides of a comparison, so ``g * (T)(y > 0)`` stays a
 # scalar branch per element where AVX-512's masked operations are missing (AVX2: 150 us

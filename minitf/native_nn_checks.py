@@ -83,9 +83,27 @@ def _elementwise_match(fns, dtype, rng):
     r = numpy.empty_like(x)
     fns["relu"][dtype](x.size, _address(x), _address(r))
     want_gy = numpy.multiply(g, x > 0)
+    bits = f"u{gy.itemsize}"
     return (numpy.array_equal(z, numpy.maximum(x + b, 0), equal_nan=True)
             and numpy.array_equal(r, numpy.maximum(x, 0), equal_nan=True)
-            and numpy.array_equal(gy.view(f"u{gy.itemsize}"), want_gy.view(f"u{gy.itemsize}")))
+            and numpy.array_equal(gy.view(bits), want_gy.view(bits))
+            and _relu_grad_rows_match(fns, dtype, rng))
+
+
+def _relu_grad_rows_match(fns, dtype, rng):
+    """relu_grad_rows on the interior of a padded gradient, with image sums: relu_grad's bits
+    and image_sums' bits."""
+    padded, y = _awkward(rng, (2, 6, 7, 3), dtype), _awkward(rng, (2, 4, 5, 3), dtype)
+    g = padded[:, 1:5, 1:6]
+    item = padded.itemsize
+    out, sums, want_sums = numpy.empty(y.shape, dtype), numpy.empty((2, 3)), numpy.empty((2, 3))
+    fns["relu_grad_rows"][dtype](2, 4, 15, 3, g.ctypes.data, padded.strides[0] // item,
+                                 padded.strides[1] // item, _address(y), _address(out), 60, 15,
+                                 _address(sums))
+    want = numpy.multiply(g, y > 0)
+    fns["image_sums"][dtype](2, 20, 3, _address(want), _address(want_sums))
+    return (numpy.array_equal(out.view(f"u{item}"), want.view(f"u{item}"))
+            and numpy.array_equal(sums, want_sums, equal_nan=True))
 
 
 def _patches_match(fns, dtype, rng):

@@ -38,6 +38,11 @@ Then one rule across steps: ``batch_norm_train`` whose output only a ``relu_pool
 writing the relu's output, and the relu's step goes. The steps between the two (the moving
 averages' updates) cannot read the relu's output, which did not exist before the relu's step.
 
+Last, for ``Conv2D(..., activation="relu")`` whose output a convolution reads
+(``minitf.ops.conv_fusion_ops``): a ``relu_grad`` that no product took, then ``sum_to`` of its
+result (the bias gradient), becomes ``relu_grad_sums``, which also sums each image's channels
+as it writes the result; ``sum_to`` takes those sums.
+
 ``MINITF_PLAN_FUSION=0`` turns fusion off (to compare, or to rule it out).
 """
 import collections
@@ -153,6 +158,21 @@ def _fold_relu_grads(steps, single_use):
     return [step for index, step in enumerate(folded) if index not in gone]
 
 
+def _fold_bias_sums(steps):
+    """Each ``relu_grad`` left (not a product's: a convolution's) whose result ``sum_to``
+    reduces to one axis in the next step becomes ``relu_grad_sums``; the ``sum_to`` stays and
+    picks the sums up. After ``_fold_relu_grads``, which takes a Dense layer's."""
+    folded = list(steps)
+    for index in range(len(steps) - 1):
+        kind, op, ins, attrs, out = steps[index]
+        after = steps[index + 1]
+        if (kind == "op" and op.name == "relu_grad" and not attrs and after[0] == "op"
+                and after[1].name == "sum_to" and after[2] == (out,)
+                and len(after[3].get("shape", ())) == 1):
+            folded[index] = ("op", OPS["relu_grad_sums"], ins, {}, out)
+    return folded
+
+
 def enabled():
     return os.environ.get("MINITF_PLAN_FUSION", "1") != "0"
 
@@ -177,4 +197,4 @@ def fuse(steps, kinds, out_refs):
             fused.append(step)
         else:
             fused[-1:] = replacement
-    return _fold_relu_grads(_fold_batch_norms(fused, single_use), single_use)
+    return _fold_bias_sums(_fold_relu_grads(_fold_batch_norms(fused, single_use), single_use))

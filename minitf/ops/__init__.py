@@ -1,7 +1,7 @@
 """All registered ops; importing this package also installs Tensor's operators."""
 from . import registry, convert, math_ops, array_ops, reduce_ops, linalg_ops, random_ops, nn_ops  # noqa: F401
 from . import einsum_ops, conv_ops  # noqa: F401
-from . import fused_ops, pool_fusion_ops, product_fusion_ops  # noqa: F401
+from . import conv_fusion_ops, fused_ops, pool_fusion_ops, product_fusion_ops  # noqa: F401
 from . import norm_ops  # noqa: F401
 from . import matrix_ops, decomposition_ops  # noqa: F401
 from . import scatter_ops, slice_ops, sequence_ops, segment_ops  # noqa: F401

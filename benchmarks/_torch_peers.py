@@ -44,6 +44,15 @@ def cnn_valid():
                          nn.Flatten(), nn.Linear(64 * 5 * 5, 10))
 
 
+def cnn_rgb():
+    """train_throughput's cnn-rgb: two SAME 3x3 convolutions before each pool, 32x32 RGB."""
+    def block(c_in, c_out):
+        return [nn.Conv2d(c_in, c_out, 3, padding=1), nn.ReLU(),
+                nn.Conv2d(c_out, c_out, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+    return nn.Sequential(*block(3, 32), *block(32, 64), nn.Flatten(),
+                         nn.Linear(64 * 8 * 8, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
 def cnn_shipped():
     """models/cnn.py as configs/fashion_mnist_cnn.yaml builds it."""
     def block(c_in, c_out):

@@ -7,7 +7,9 @@
 
 Workloads (Adam, softmax cross-entropy): ``big`` MLP 784-512-512-10 batch 128, ``tiny`` MLP
 784-32-10 batch 32, ``cnn`` Conv32-pool-Conv64-pool-Dense10 (3x3 valid, NHWC) batch 128 and
-``cnn-shipped``, models/cnn.py as configs/fashion_mnist_cnn.yaml builds it, batch 128.
+``cnn-shipped``, models/cnn.py as configs/fashion_mnist_cnn.yaml builds it, batch 128, and
+``cnn-rgb``, a small VGG-style network on 32x32 RGB images (two SAME 3x3 convolutions before
+each pool, no batch norm, Dense 256), batch 64.
 
 Rows: the ``GEMM floor`` (the step's matrix products alone, with the convolutions' patches made
 in advance), the ``hand-written numpy`` step, ``PyTorch eager`` (torch.optim.Adam's default),
@@ -43,6 +45,8 @@ WORKLOADS = {  # name: (title, input shape, batch)
     "tiny": ("MLP 784-32-10, batch 32", (784,), 32),
     "cnn": ("CNN Conv32-pool-Conv64-pool-Dense10 (valid), batch 128", (28, 28, 1), 128),
     "cnn-shipped": ("models/cnn.py (fashion_mnist_cnn.yaml), batch 128", (28, 28, 1), 128),
+    "cnn-rgb": ("CNN on 32x32 RGB, Conv32-Conv32-pool-Conv64-Conv64-pool-Dense256-Dense10 "
+                "(same), batch 64", (32, 32, 3), 64),
 }
 SIZES = {"big": (784, 512, 512, 10), "tiny": (784, 32, 10)}
 
@@ -64,6 +68,18 @@ def cnn():
         L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
         L.Flatten(), L.Dense(10)])
     model.build((None, 28, 28, 1))
+    return model
+
+
+def rgb_cnn():
+    L = tf.keras.layers
+    model = tf.keras.Sequential([
+        L.Conv2D(32, 3, padding="same", activation="relu"),
+        L.Conv2D(32, 3, padding="same", activation="relu"), L.MaxPooling2D(2),
+        L.Conv2D(64, 3, padding="same", activation="relu"),
+        L.Conv2D(64, 3, padding="same", activation="relu"), L.MaxPooling2D(2),
+        L.Flatten(), L.Dense(256, activation="relu"), L.Dense(10)])
+    model.build((None, 32, 32, 3))
     return model
 
 
@@ -109,6 +125,10 @@ def _products(workload, batch):
     if workload == "cnn":
         return [(batch * 26 * 26, 9, 32, False), (batch * 11 * 11, 288, 64, True),
                 (batch, 1600, 10, True)]
+    if workload == "cnn-rgb":
+        return [(batch * 32 * 32, 27, 32, False), (batch * 32 * 32, 288, 32, True),
+                (batch * 16 * 16, 288, 64, True), (batch * 16 * 16, 576, 64, True),
+                (batch, 4096, 256, True), (batch, 256, 10, True)]
     return [(batch * 28 * 28, 9, 32, False), (batch * 14 * 14, 288, 64, True),
             (batch, 3136, 128, True), (batch, 128, 10, True)]
 
@@ -153,7 +173,8 @@ def build_row(workload, row):
         if not peers.available():
             return None
         net = (peers.mlp(SIZES[workload]) if workload in SIZES else
-               peers.cnn_valid() if workload == "cnn" else peers.cnn_shipped())
+               peers.cnn_valid() if workload == "cnn" else
+               peers.cnn_rgb() if workload == "cnn-rgb" else peers.cnn_shipped())
         kind = "eager" if row == "PyTorch eager" else "fused"
         return peers.training_step(net, kind), peers.batches(data)
     if workload in SIZES:
@@ -161,6 +182,8 @@ def build_row(workload, row):
         copy_weights(model, NumpyMLP(SIZES[workload]).params)
     elif workload == "cnn":
         model = cnn()
+    elif workload == "cnn-rgb":
+        model = rgb_cnn()
     else:
         model = shipped_cnn(tensors[0][0])
     step = sparse_ce_step(model, tf.keras.optimizers.Adam(1e-3))

@@ -39,7 +39,9 @@ SOURCE = r"""
 /* Tiles: t = (b * th + ty) * tw + tx covers input rows 2ty..2ty+3, columns 2tx..2tx+3 and
    output rows 2ty, 2ty+1, columns 2tx, 2tx+1. Each kernel handles tiles t0 .. t0 + count - 1,
    whose transforms form a block of 16 planes (plane k = 4 * xi + nu) of count rows of
-   channels, ld rows apart. Channels go in groups of WB, the vectorised inner loops. */
+   channels, ld rows apart. Channels go in groups of WB, the vectorised inner loops. Input rows
+   and columns count in the zero-padded image: (h, w) images with pt rows of zeros above and pl
+   columns to the left (a SAME convolution's), read as zeros and never written. */
 #define WB 32
 #define TILES                                                                            \
     for (int64_t t = t0; t < t0 + count; t++)                                            \
@@ -48,12 +50,13 @@ SOURCE = r"""
     int64_t b = t / (th * tw), ty = t / tw % th, tx = t % tw, u = t - t0;                \
     int64_t cb = c - c0 < WB ? c - c0 : WB;
 #define PLANE(base, k) ((base) + ((int64_t)(k) * ld + u) * c + c0)
-/* tile[i][j][0..cb) = images[b, y0 + i, x0 + j, c0..] for i, j < n, zeros past (H, W). */
+/* tile[i][j][0..cb) = images[b, y0 + i, x0 + j, c0..] for i, j < n, zeros outside (H, W)
+   (y0, x0 < 0 in a padded image's first tiles). */
 #define LOAD_TILE(tile, n, images, H, W, y0, x0)                                          \
     for (int i = 0; i < (n); i++)                                                        \
     for (int j = 0; j < (n); j++) {                                                      \
         int64_t yy = (y0) + i, xx = (x0) + j, at = ((b * (H) + yy) * (W) + xx) * c + c0; \
-        if (yy < (H) && xx < (W))                                                        \
+        if (yy >= 0 && yy < (H) && xx >= 0 && xx < (W))                                  \
             for (int64_t k = 0; k < cb; k++) tile[i][j][k] = (images)[at + k];          \
         else                                                                             \
             for (int64_t k = 0; k < cb; k++) tile[i][j][k] = 0;                          \
@@ -62,11 +65,12 @@ SOURCE = r"""
 #define WINOGRAD(NAME, T)                                                                \
 /* v = B^T d B of each input tile d (zeros past the image). */                           \
 void NAME##_wino_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int64_t t0, \
-                    int64_t count, int64_t ld, const T *restrict x, T *restrict v) {     \
+                    int64_t count, int64_t ld, int64_t pt, int64_t pl,                   \
+                    const T *restrict x, T *restrict v) {                                \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T d[4][4][WB], r[4][4][WB];                                                      \
-        LOAD_TILE(d, 4, x, h, w, 2 * ty, 2 * tx);                                        \
+        LOAD_TILE(d, 4, x, h, w, 2 * ty - pt, 2 * tx - pl);                                        \
         for (int j = 0; j < 4; j++)                                                      \
         for (int64_t k = 0; k < cb; k++) {                                               \
             r[0][j][k] = d[0][j][k] - d[2][j][k];                                        \
@@ -88,8 +92,8 @@ void NAME##_wino_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int
 }                                                                                        \
 /* y = A^T m A of each tile, cropped to the output (oh, ow). */                          \
 void NAME##_wino_out(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,          \
-                     int64_t t0, int64_t count, int64_t ld, const T *restrict m,        \
-                     T *restrict y) {                                                    \
+                     int64_t t0, int64_t count, int64_t ld, int64_t pt, int64_t pl,      \
+                     const T *restrict m, T *restrict y) {                               \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T s[2][4][WB];                                                                   \
@@ -113,8 +117,8 @@ void NAME##_wino_out(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw, 
 }                                                                                        \
 /* The adjoint of wino_out: dm = A e A^T of each output-gradient tile e (zeros past it). */ \
 void NAME##_wino_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,      \
-                         int64_t t0, int64_t count, int64_t ld, const T *restrict dy,    \
-                         T *restrict dm) {                                               \
+                         int64_t t0, int64_t count, int64_t ld, int64_t pt, int64_t pl,  \
+                         const T *restrict dy, T *restrict dm) {                         \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T e[2][2][WB], p[4][2][WB];                                                      \
@@ -140,8 +144,8 @@ void NAME##_wino_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t 
 }                                                                                        \
 /* The adjoint of wino_in: B dv B^T of each tile added into dx (n, h, w, c). */          \
 void NAME##_wino_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,         \
-                        int64_t t0, int64_t count, int64_t ld, const T *restrict dv,     \
-                        T *restrict dx) {                                                \
+                        int64_t t0, int64_t count, int64_t ld, int64_t pt, int64_t pl,   \
+                        const T *restrict dv, T *restrict dx) {                          \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T q[4][4][WB];                                                                   \
@@ -155,7 +159,9 @@ void NAME##_wino_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,
                 q[3][j][k] = -v3[k];                                                     \
             }                                                                            \
         }                                                                                \
-        for (int i = 0; i < 4 && 2 * ty + i < h; i++) {                                  \
+        for (int i = 0; i < 4 && 2 * ty + i - pt < h; i++) {                             \
+            if (2 * ty + i - pt < 0)                                                     \
+                continue;                                                                \
             T row[4][WB];                                                                \
             for (int64_t k = 0; k < cb; k++) {                                           \
                 row[0][k] = q[i][0][k];                                                  \
@@ -163,8 +169,10 @@ void NAME##_wino_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,
                 row[2][k] = q[i][1][k] + q[i][2][k] - q[i][0][k];                        \
                 row[3][k] = -q[i][3][k];                                                 \
             }                                                                            \
-            for (int j = 0; j < 4 && 2 * tx + j < w; j++) {                              \
-                T *o = dx + ((b * h + 2 * ty + i) * w + 2 * tx + j) * c + c0;            \
+            for (int j = 0; j < 4 && 2 * tx + j - pl < w; j++) {                         \
+                if (2 * tx + j - pl < 0)                                                 \
+                    continue;                                                            \
+                T *o = dx + ((b * h + 2 * ty + i - pt) * w + 2 * tx + j - pl) * c + c0;  \
                 for (int64_t k = 0; k < cb; k++) o[k] += row[j][k];                      \
             }                                                                            \
         }                                                                                \
@@ -206,12 +214,13 @@ WINOGRAD(nn_float64, double)
 #define APPLY(f, ...) f(__VA_ARGS__)   /* expands SIX/FOUR into f's arguments first */
 
 #define WINOGRAD4(NAME, T)                                                               \
-void NAME##_wino4_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int64_t t0,\
-                     int64_t count, int64_t ld, const T *restrict x, T *restrict v) {    \
+void NAME##_wino4_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,            \
+                     int64_t t0, int64_t count, int64_t ld, int64_t pt, int64_t pl,      \
+                     const T *restrict x, T *restrict v) {                               \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T d[6][6][WB], r[6][6][WB];                                                      \
-        LOAD_TILE(d, 6, x, h, w, 4 * ty, 4 * tx);                                        \
+        LOAD_TILE(d, 6, x, h, w, 4 * ty - pt, 4 * tx - pl);                                        \
         for (int j = 0; j < 6; j++)                                                      \
         for (int64_t k = 0; k < cb; k++)                                                 \
             APPLY(W4_BT, SIX(r, [j][k]), SIX(d, [j][k]));                                \
@@ -224,8 +233,8 @@ void NAME##_wino4_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, in
     }                                                                                    \
 }                                                                                        \
 void NAME##_wino4_out(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,         \
-                      int64_t t0, int64_t count, int64_t ld, const T *restrict m,       \
-                      T *restrict y) {                                                   \
+                      int64_t t0, int64_t count, int64_t ld, int64_t pt, int64_t pl,     \
+                      const T *restrict m, T *restrict y) {                              \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T s[4][6][WB];                                                                   \
@@ -247,8 +256,8 @@ void NAME##_wino4_out(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,
     }                                                                                    \
 }                                                                                        \
 void NAME##_wino4_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t tw,     \
-                          int64_t t0, int64_t count, int64_t ld, const T *restrict dy,   \
-                          T *restrict dm) {                                              \
+                          int64_t t0, int64_t count, int64_t ld, int64_t pt, int64_t pl, \
+                          const T *restrict dy, T *restrict dm) {                        \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T e[4][4][WB], p[6][4][WB];                                                      \
@@ -265,8 +274,8 @@ void NAME##_wino4_out_adj(int64_t oh, int64_t ow, int64_t c, int64_t th, int64_t
     }                                                                                    \
 }                                                                                        \
 void NAME##_wino4_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,        \
-                         int64_t t0, int64_t count, int64_t ld, const T *restrict dv,    \
-                         T *restrict dx) {                                               \
+                         int64_t t0, int64_t count, int64_t ld, int64_t pt, int64_t pl,  \
+                         const T *restrict dv, T *restrict dx) {                         \
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T q[6][6][WB];                                                                   \
@@ -276,12 +285,16 @@ void NAME##_wino4_in_adj(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw
             for (int64_t k = 0; k < cb; k++)                                             \
                 APPLY(W4_B, SIX(q, [j][k]), SIX(p, [k]));                                \
         }                                                                                \
-        for (int i = 0; i < 6 && 4 * ty + i < h; i++) {                                  \
+        for (int i = 0; i < 6 && 4 * ty + i - pt < h; i++) {                             \
+            if (4 * ty + i - pt < 0)                                                     \
+                continue;                                                                \
             T row[6][WB];                                                                \
             for (int64_t k = 0; k < cb; k++)                                             \
                 APPLY(W4_B, SIX(row, [k]), SIX(q[i], [k]));                              \
-            for (int j = 0; j < 6 && 4 * tx + j < w; j++) {                              \
-                T *o = dx + ((b * h + 4 * ty + i) * w + 4 * tx + j) * c + c0;            \
+            for (int j = 0; j < 6 && 4 * tx + j - pl < w; j++) {                         \
+                if (4 * tx + j - pl < 0)                                                 \
+                    continue;                                                            \
+                T *o = dx + ((b * h + 4 * ty + i - pt) * w + 4 * tx + j - pl) * c + c0;  \
                 for (int64_t k = 0; k < cb; k++) o[k] += row[j][k];                      \
             }                                                                            \
         }                                                                                \
@@ -326,7 +339,7 @@ class Kernels:
                 self.fns[name] = {}
                 for dtype in _DTYPES:
                     fn = getattr(lib, f"nn_{dtype}_{name}")
-                    fn.argtypes = [ctypes.c_int64] * 8 + [ctypes.c_void_p] * 2
+                    fn.argtypes = [ctypes.c_int64] * 10 + [ctypes.c_void_p] * 2
                     fn.restype = None
                     self.fns[name][dtype] = fn
 
@@ -354,12 +367,19 @@ def tile_size(oh, ow):
     return 4 if MAX_TILE >= 4 and planes(4) < planes(2) else 2
 
 
-class _Tiles:
-    """The tiling of (N, H, W) images for a 3x3 valid convolution, in blocks of tiles or in
-    parts of whole images (``kernel_threads``)."""
+_NO_PADS = ((0, 0), (0, 0))
 
-    def __init__(self, n, h, w, channels, dtype, kernels=None, m=None, product=None):
-        self.n, self.h, self.w, self.oh, self.ow = n, h, w, h - 2, w - 2
+
+class _Tiles:
+    """The tiling of (N, H, W) images for a 3x3 valid convolution of the images zero-padded by
+    ``pads`` (``((top, bottom), (left, right))``), in blocks of tiles or in parts of whole
+    images (``kernel_threads``)."""
+
+    def __init__(self, n, h, w, channels, dtype, kernels=None, m=None, product=None,
+                 pads=_NO_PADS):
+        (top, bottom), (left, right) = pads
+        self.n, self.h, self.w, self.top, self.left = n, h, w, top, left
+        self.oh, self.ow = h + top + bottom - 2, w + left + right - 2
         self.m = tile_size(self.oh, self.ow) if m is None else m
         self.planes = (self.m + 2) ** 2
         self.th, self.tw = -(-self.oh // self.m), -(-self.ow // self.m)
@@ -388,11 +408,13 @@ class _Tiles:
         whichever is not the images) has planes ``ld`` rows apart (default ``count``)."""
         if name in ("wino_in", "wino_in_adj"):      # input-side images (N, H, W, C)
             size, image = (self.h, self.w), src if name == "wino_in" else dst
+            pads = self.top, self.left
         else:                                       # output-side images (N, OH, OW, O)
             size, image = (self.oh, self.ow), dst if name == "wino_out" else src
+            pads = 0, 0
         self.fns[_kernel_name(name, self.m)][self.dtype.name](
             *size, image.shape[-1], self.th, self.tw, t0, count, count if ld is None else ld,
-            src.ctypes.data, dst.ctypes.data)
+            *pads, src.ctypes.data, dst.ctypes.data)
         return dst
 
     def new_block(self, count, channels):
@@ -429,11 +451,11 @@ class _Tiles:
         return _sandwich(g.T, du.reshape(t, t, *du.shape[1:]), g.T).astype(dtype)
 
 
-def transform_input(x):
-    """``V``: (planes, tiles, C) of images ``x`` (N, H, W, C), for ``conv`` and
-    ``filter_grad`` to share."""
+def transform_input(x, pads=_NO_PADS):
+    """``V``: (planes, tiles, C) of images ``x`` (N, H, W, C) zero-padded by ``pads``, for
+    ``conv`` and ``filter_grad`` to share."""
     x = numpy.ascontiguousarray(x)
-    tiles = _Tiles(*x.shape, x.dtype)
+    tiles = _Tiles(*x.shape, x.dtype, pads=pads)
     v = tiles.new_block(tiles.count, x.shape[-1])
 
     def part(start, stop):   # planes of the whole array: tiles.count rows apart
@@ -452,15 +474,16 @@ def _sandwich(left, a, right):
 # The products run a block of tiles at a time (its transforms stay in cache), each thread
 # taking the blocks of its own images.
 
-def conv(x, w, v=None):
-    """Valid 3x3 cross-correlation of ``x`` (N, H, W, C) with ``w`` (3, 3, C, O); ``v`` is
-    ``transform_input(x)`` when the caller has it."""
+def conv(x, w, v=None, pads=_NO_PADS):
+    """Valid 3x3 cross-correlation of ``x`` (N, H, W, C) zero-padded by ``pads``
+    (``((top, bottom), (left, right))``, no padded copy made) with ``w`` (3, 3, C, O); ``v``
+    is ``transform_input(x, pads)`` when the caller has it."""
     x = numpy.ascontiguousarray(x)
     n, h, wd, c = x.shape
     o = w.shape[3]
-    tiles = _Tiles(n, h, wd, max(c, o), x.dtype, product=(c, o))
+    tiles = _Tiles(n, h, wd, max(c, o), x.dtype, product=(c, o), pads=pads)
     u = tiles.filters(w)
-    y = numpy.empty((n, h - 2, wd - 2, o), x.dtype)
+    y = numpy.empty((n, tiles.oh, tiles.ow, o), x.dtype)
 
     def part(start, stop):
         vbuf, mbuf = tiles.scratch(c) if v is None else None, tiles.scratch(o)
@@ -473,11 +496,12 @@ def conv(x, w, v=None):
     return y
 
 
-def input_grad(g, w, size):
-    """x's gradient (N, H, W, C) from the output gradient ``g`` (N, OH, OW, O)."""
+def input_grad(g, w, size, pads=_NO_PADS):
+    """x's gradient (N, H, W, C), ``size`` = (H, W), from the output gradient ``g``
+    (N, OH, OW, O) of ``conv(x, w, pads=pads)``."""
     g = numpy.ascontiguousarray(g)
     n, o, c = g.shape[0], g.shape[-1], w.shape[2]
-    tiles = _Tiles(n, *size, max(c, o), g.dtype, product=(c, o))
+    tiles = _Tiles(n, *size, max(c, o), g.dtype, product=(c, o), pads=pads)
     ut = numpy.ascontiguousarray(tiles.filters(w).transpose(0, 2, 1))
     dx = numpy.zeros((n,) + tuple(size) + (c,), g.dtype)
 
@@ -492,12 +516,12 @@ def input_grad(g, w, size):
     return dx
 
 
-def filter_grad(x, g, v=None):
+def filter_grad(x, g, v=None, pads=_NO_PADS):
     """w's gradient (3, 3, C, O) from the input ``x`` (or its ``transform_input``, ``v``)
-    and the output gradient ``g``."""
+    and the output gradient ``g`` of ``conv(x, w, pads=pads)``."""
     x, g = numpy.ascontiguousarray(x), numpy.ascontiguousarray(g)
     c, o = x.shape[-1], g.shape[-1]
-    tiles = _Tiles(*x.shape[:3], max(c, o), g.dtype, product=(c, o))
+    tiles = _Tiles(*x.shape[:3], max(c, o), g.dtype, product=(c, o), pads=pads)
     parts = tiles.parts()
     sums = {start: numpy.zeros((tiles.planes, c, o), g.dtype) for start, _ in parts}
 
@@ -517,36 +541,43 @@ def filter_grad(x, g, v=None):
 
 def matches_direct(kernels):
     """The forward and both gradients of both tile sizes against a direct convolution in
-    float64, over several blocks of tiles and both odd and even output sizes (a start-up
-    check: a miscompiled transform must never train a model)."""
+    float64, over several blocks of tiles, both odd and even output sizes, unpadded and
+    zero-padded images (a start-up check: a miscompiled transform must never train a model)."""
     rng = numpy.random.default_rng(0)
     x = rng.standard_normal((2, 11, 8, 9))
     w = rng.standard_normal((3, 3, 9, 8))
-    g = rng.standard_normal((2, 9, 6, 8))
-    direct = numpy.zeros((2, 9, 6, 8))
-    dx = numpy.zeros_like(x)
-    for i in range(3):
-        for j in range(3):
-            direct += x[:, i:i + 9, j:j + 6] @ w[i, j]
-            dx[:, i:i + 9, j:j + 6] += g @ w[i, j].T
-    dw = numpy.stack([numpy.stack([numpy.einsum("nhwc,nhwo->co", x[:, i:i + 9, j:j + 6], g)
-                                   for j in range(3)]) for i in range(3)])
-    for m in (2, 4):
-        tiles = _Tiles(2, 11, 8, 9, numpy.float64, kernels, m=m)
-        tiles.block = 5                                  # several blocks, one part-filled
-        u = tiles.filters(w)
-        y = numpy.empty_like(direct)
-        got_dx = numpy.zeros_like(x)
-        du = numpy.zeros((tiles.planes, 9, 8))
-        vbuf, dmbuf = tiles.scratch(9), tiles.scratch(8)
-        for t0, count in tiles.blocks(0, tiles.count):
-            vb = tiles.input_block(x, t0, count, vbuf)
-            tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
-            dm = tiles.output_grad_block(g, t0, count, dmbuf)
-            tiles.run("wino_in_adj", numpy.matmul(dm, u.transpose(0, 2, 1)), got_dx, t0, count)
-            du += numpy.matmul(vb.transpose(0, 2, 1), dm)
-        got_dw = tiles.filters_adjoint(du, numpy.float64)
-        if not all(numpy.allclose(a, b, rtol=1e-11, atol=1e-11)
-                   for a, b in [(y, direct), (got_dx, dx), (got_dw, dw)]):
-            return False
+    for pads in (_NO_PADS, ((1, 1), (2, 1))):
+        (top, bottom), (left, right) = pads
+        padded = numpy.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)))
+        oh, ow = padded.shape[1] - 2, padded.shape[2] - 2
+        g = rng.standard_normal((2, oh, ow, 8))
+        direct = numpy.zeros((2, oh, ow, 8))
+        dx = numpy.zeros_like(padded)
+        for i in range(3):
+            for j in range(3):
+                direct += padded[:, i:i + oh, j:j + ow] @ w[i, j]
+                dx[:, i:i + oh, j:j + ow] += g @ w[i, j].T
+        dx = dx[:, top:top + 11, left:left + 8]
+        dw = numpy.stack([numpy.stack([numpy.einsum("nhwc,nhwo->co",
+                                                    padded[:, i:i + oh, j:j + ow], g)
+                                       for j in range(3)]) for i in range(3)])
+        for m in (2, 4):
+            tiles = _Tiles(2, 11, 8, 9, numpy.float64, kernels, m=m, pads=pads)
+            tiles.block = 5                                  # several blocks, one part-filled
+            u = tiles.filters(w)
+            y = numpy.empty_like(direct)
+            got_dx = numpy.zeros_like(x)
+            du = numpy.zeros((tiles.planes, 9, 8))
+            vbuf, dmbuf = tiles.scratch(9), tiles.scratch(8)
+            for t0, count in tiles.blocks(0, tiles.count):
+                vb = tiles.input_block(x, t0, count, vbuf)
+                tiles.run("wino_out", numpy.matmul(vb, u), y, t0, count)
+                dm = tiles.output_grad_block(g, t0, count, dmbuf)
+                tiles.run("wino_in_adj", numpy.matmul(dm, u.transpose(0, 2, 1)), got_dx, t0,
+                          count)
+                du += numpy.matmul(vb.transpose(0, 2, 1), dm)
+            got_dw = tiles.filters_adjoint(du, numpy.float64)
+            if not all(numpy.allclose(a, b, rtol=1e-11, atol=1e-11)
+                       for a, b in [(y, direct), (got_dx, dx), (got_dw, dw)]):
+                return False
     return True

@@ -336,7 +336,7 @@ def test_conv_layers_pick_winograd_and_match_the_im2col_path(monkeypatch):
     from minitf import winograd
     calls = []
     real = winograd.conv
-    monkeypatch.setattr(winograd, "conv", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(winograd, "conv", lambda *a, **k: calls.append(1) or real(*a, **k))
     fast = step()
     assert calls
     monkeypatch.setattr(winograd, "MIN_CHANNELS", 10 ** 6)       # the im2col path

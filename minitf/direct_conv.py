@@ -28,6 +28,13 @@ import numpy
 from . import kernel_threads
 
 SOURCE = r"""
+/* v = the 3x3 window at column xo of rows r0, r1, r2, in (row, column, channel) order. */
+#define DIRECT3X3_WINDOW(v, C)                                                           \
+    for (int t = 0; t < 3 * (C); t++) {                                                  \
+        v[t] = r0[xo * (C) + t];                                                         \
+        v[3 * (C) + t] = r1[xo * (C) + t];                                               \
+        v[6 * (C) + t] = r2[xo * (C) + t];                                               \
+    }
 /* x (n, h, w, C); f (9 * C, O) the 3x3 taps in (row, column, channel) order; out
    (n, h - 2, w - 2, O). C and O are constants of each instance: with a runtime channel count
    the compiler kept the filter gradient's accumulators in memory (ten times slower). */
@@ -41,11 +48,7 @@ void NAME##_forward(int64_t n, int64_t h, int64_t w, const T *restrict x,       
         T *restrict dst = out + (b * oh + y) * ow * O;                                   \
         for (int64_t xo = 0; xo < ow; xo++, dst += O) {                                  \
             T v[9 * C];                                                                  \
-            for (int t = 0; t < 3 * C; t++) {                                            \
-                v[t] = r0[xo * C + t];                                                   \
-                v[3 * C + t] = r1[xo * C + t];                                           \
-                v[6 * C + t] = r2[xo * C + t];                                           \
-            }                                                                            \
+            DIRECT3X3_WINDOW(v, C)                                                       \
             for (int oc = 0; oc < O; oc++) {                                             \
                 T s = v[0] * f[oc];                                                      \
                 for (int k = 1; k < 9 * C; k++) s = FMA(v[k], f[k * O + oc], s);         \
@@ -67,11 +70,7 @@ void NAME##_filter_grad(int64_t n, int64_t h, int64_t w, const T *restrict x,   
             const T *restrict gp = g + (b * oh + y) * ow * O;                            \
             for (int64_t xo = 0; xo < ow; xo++, gp += O) {                               \
                 T v[9 * C];                                                              \
-                for (int t = 0; t < 3 * C; t++) {                                        \
-                    v[t] = r0[xo * C + t];                                               \
-                    v[3 * C + t] = r1[xo * C + t];                                       \
-                    v[6 * C + t] = r2[xo * C + t];                                       \
-                }                                                                        \
+                DIRECT3X3_WINDOW(v, C)                                                   \
                 for (int k = 0; k < 9 * C; k++)                                          \
                     for (int oc = 0; oc < O; oc++) acc[k][oc] = FMA(v[k], gp[oc], acc[k][oc]); \
             }                                                                            \

@@ -70,7 +70,7 @@ void NAME##_wino_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw, int
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T d[4][4][WB], r[4][4][WB];                                                      \
-        LOAD_TILE(d, 4, x, h, w, 2 * ty - pt, 2 * tx - pl);                                        \
+        LOAD_TILE(d, 4, x, h, w, 2 * ty - pt, 2 * tx - pl);                              \
         for (int j = 0; j < 4; j++)                                                      \
         for (int64_t k = 0; k < cb; k++) {                                               \
             r[0][j][k] = d[0][j][k] - d[2][j][k];                                        \
@@ -220,7 +220,7 @@ void NAME##_wino4_in(int64_t h, int64_t w, int64_t c, int64_t th, int64_t tw,   
     TILES {                                                                              \
         TILE_INDEX                                                                       \
         T d[6][6][WB], r[6][6][WB];                                                      \
-        LOAD_TILE(d, 6, x, h, w, 4 * ty - pt, 4 * tx - pl);                                        \
+        LOAD_TILE(d, 6, x, h, w, 4 * ty - pt, 4 * tx - pl);                              \
         for (int j = 0; j < 6; j++)                                                      \
         for (int64_t k = 0; k < cb; k++)                                                 \
             APPLY(W4_BT, SIX(r, [j][k]), SIX(d, [j][k]));                                \

@@ -134,6 +134,11 @@ def _direct(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):
 _NO_PADS = ((0, 0), (0, 0))
 
 
+def _pads(pads):
+    """``pads`` as ``((top, bottom), (left, right))`` of ints (hashable: a cache key)."""
+    return tuple((int(a), int(b)) for a, b in pads)
+
+
 def _padded_shape(shape, pads):
     (top, bottom), (left, right) = pads
     return (shape[0], shape[1] + top + bottom, shape[2] + left + right) + tuple(shape[3:])
@@ -162,6 +167,7 @@ def _conv_forward(x, w, strides, dilations=(1, 1), cache=True, pads=_NO_PADS):
     Winograd's tiles (3x3, stride 1, see ``minitf.winograd``; they read the padding as zeros,
     no padded copy), the direct 1- or 3-channel kernel (``minitf.direct_conv``) or patches @
     filters."""
+    pads = _pads(pads)
     if _winograd(_padded_shape(x.shape, pads), w.shape, strides, dilations, x.dtype, w.dtype):
         return winograd.conv(x, w, _input_transform(x, cache, pads), pads=pads)
     if pads != _NO_PADS:
@@ -209,6 +215,7 @@ def _conv_input_grad_forward(g, w, size, strides, dilations=(1, 1), pads=_NO_PAD
     xp = B.xp
     kh, kw, c, o = w.shape
     n, oh, ow, _ = g.shape
+    pads = _pads(pads)
     if pads != _NO_PADS:
         full = _padded_shape((n,) + tuple(size) + (c,), pads)
         if _winograd(full, w.shape, strides, dilations, g.dtype, w.dtype):
@@ -238,6 +245,7 @@ def _conv_filter_grad_forward(x, g, ksize, strides, dilations=(1, 1), pads=_NO_P
     """The adjoint of ``_conv_forward`` in the filters: patches(x)^T @ g -> (KH, KW, C, O)."""
     kh, kw = ksize
     c, o = x.shape[-1], g.shape[-1]
+    pads = _pads(pads)
     if _winograd(_padded_shape(x.shape, pads), tuple(ksize) + (c, o), strides, dilations,
                  x.dtype, g.dtype):
         return winograd.filter_grad(x, g, _input_transform(x, False, pads), pads=pads)

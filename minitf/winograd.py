@@ -1,4 +1,5 @@
-"""Winograd convolution, F(2x2, 3x3) and F(4x4, 3x3): 3x3, stride 1, VALID, NHWC, native.
+"""Winograd convolution, F(2x2, 3x3) and F(4x4, 3x3): 3x3, stride 1, NHWC, native; VALID, or
+zero-padded (``pads``: the tiles read the padding as zeros, no padded copy is made).
 
 Each m x m block of outputs comes from an (m+2) x (m+2) input tile ``d`` and a 3x3 filter
 ``g`` as ``A^T [(G g G^T) * (B^T d B)] A``: (m+2)^2 products per tile and channel pair instead

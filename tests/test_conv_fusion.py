@@ -12,7 +12,7 @@ from minitf.ops.array_ops import image_sums_key
 from minitf.ops.derived import derived
 from minitf.ops.registry import RAW
 from minitf.testing import sparse_ce_step
-from tests.test_plan_fusion import _Op, _op_names
+from tests.test_plan_fusion import _Op, _op_names, image_sums_taken, train_fused_unfused_eager
 
 native_only = pytest.mark.skipif(
     B.get_backend() != "numpy" or not native_nn.available(),
@@ -128,15 +128,6 @@ def _vgg_step(seed, channels):
     return model, sparse_ce_step(model, tf.keras.optimizers.Adam(1e-2))
 
 
-def _train(mode, batches, monkeypatch):
-    monkeypatch.setenv("MINITF_PLAN_FUSION", "0" if mode == "unfused" else "1")
-    model, step = _vgg_step(0, batches[0][0].shape[-1])
-    run = step if mode == "eager" else tf.function(step)
-    losses = [float(run(x, y)) for x, y in batches]
-    return losses, [v.numpy() for v in model.variables], (
-        _op_names(run) if mode != "eager" else None)
-
-
 @pytest.mark.parametrize("channels", [3, 8])
 def test_traced_same_conv_conv_step_fuses_the_bias_sums_and_trains_as_unfused_and_eager(
         monkeypatch, channels):
@@ -146,30 +137,16 @@ def test_traced_same_conv_conv_step_fuses_the_bias_sums_and_trains_as_unfused_an
     rng = np.random.default_rng(6)
     batches = [(rng.standard_normal((9, 12, 12, channels)).astype(np.float32),
                 rng.integers(0, 3, 9).astype(np.int32))] * 3     # the same batch: its loss falls
-    fused = _train("fused", batches, monkeypatch)
-    unfused = _train("unfused", batches, monkeypatch)
-    eager = _train("eager", batches, monkeypatch)
-    assert fused[2].count("_relu_grad_sums_forward") == 1
-    assert "_relu_grad_sums_forward" not in unfused[2]
-    for other in (unfused, eager):
-        assert fused[0] == other[0]
-        for a, b in zip(fused[1], other[1]):
-            np.testing.assert_array_equal(a, b)
-    assert fused[0][-1] < fused[0][0]     # it trains
+    traced = train_fused_unfused_eager(lambda: _vgg_step(0, channels), batches, monkeypatch)
+    assert _op_names(traced["fused"]).count("_relu_grad_sums_forward") == 1
+    assert "_relu_grad_sums_forward" not in _op_names(traced["unfused"])
 
 
 @native_only
 def test_a_replay_takes_the_convolution_bias_sums_from_the_relu_gradient(monkeypatch):
-    model, step = _vgg_step(1, 3)
-    run = tf.function(step)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((9, 12, 12, 3)).astype(np.float32)
     y = rng.integers(0, 3, 9).astype(np.int32)
-    run(x, y)
-    computed = []
-    real = native_nn.image_sums
-    monkeypatch.setattr(native_nn, "image_sums", lambda a: computed.append(a.shape) or real(a))
-    run(x, y)
-    assert (9, 12, 12, 32) not in computed      # the first layer's sums came with its mask
-    step(x, y)                                   # eager: sum_to computes them
-    assert (9, 12, 12, 32) in computed
+    replayed, eager = image_sums_taken(_vgg_step(1, 3), x, y, monkeypatch)
+    assert (9, 12, 12, 32) not in replayed      # the first layer's sums came with its mask
+    assert (9, 12, 12, 32) in eager             # eager: sum_to computes them

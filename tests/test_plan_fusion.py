@@ -135,62 +135,78 @@ def _op_attrs(function, name):
     return [attrs for _, fn, _, attrs, *_ in plan.steps if getattr(fn, "__name__", "") == name]
 
 
-def _train(mode, batches, monkeypatch):
-    monkeypatch.setenv("MINITF_PLAN_FUSION", "0" if mode == "unfused" else "1")
-    model, step = _cnn_step(0)
-    run = step if mode == "eager" else tf.function(step)
-    losses = [float(run(x, y)) for x, y in batches]
-    names = _op_names(run) if mode != "eager" else None
-    scatters = _op_attrs(run, "_tiled_max_relu_grad_forward") if mode == "fused" else None
-    return losses, [v.numpy() for v in model.variables], names, scatters
+def train_fused_unfused_eager(make_step, batches, monkeypatch):
+    """A fresh ``make_step()`` (``(model, step)``) trained on ``batches`` three ways: traced
+    with plan fusion on (``"fused"``) and off (``"unfused"``), and eager. Checks that all three
+    give the same losses and weights, bit for bit, and that the loss falls; returns the traced
+    functions by mode, for their plans."""
+    results, traced = {}, {}
+    for mode in ("fused", "unfused", "eager"):
+        monkeypatch.setenv("MINITF_PLAN_FUSION", "0" if mode == "unfused" else "1")
+        model, step = make_step()
+        run = step if mode == "eager" else tf.function(step)
+        results[mode] = ([float(run(x, y)) for x, y in batches],
+                         [v.numpy() for v in model.variables])
+        if mode != "eager":
+            traced[mode] = run
+    fused = results["fused"]
+    for other in ("unfused", "eager"):
+        assert fused[0] == results[other][0]
+        for a, b in zip(fused[1], results[other][1]):
+            np.testing.assert_array_equal(a, b)
+    assert fused[0][-1] < fused[0][0]     # it trains
+    return traced
+
+
+def image_sums_taken(model_step, x, y, monkeypatch):
+    """The shapes ``native_nn.image_sums`` summed in a traced step's second call, and then in
+    an eager step: which bias gradients ``sum_to`` computed itself."""
+    _, step = model_step
+    run = tf.function(step)
+    run(x, y)
+    computed = []
+    real = native_nn.image_sums
+    monkeypatch.setattr(native_nn, "image_sums", lambda a: computed.append(a.shape) or real(a))
+    run(x, y)
+    replayed = list(computed)
+    step(x, y)
+    return replayed, computed[len(replayed):]
 
 
 def test_traced_cnn_step_fuses_both_pooling_layers_and_trains_as_unfused_and_eager(monkeypatch):
     rng = np.random.default_rng(0)
     batches = [(rng.standard_normal((9, 20, 20, 2)).astype(np.float32),
                 rng.integers(0, 3, 9).astype(np.int32)) for _ in range(4)]
-    fused = _train("fused", batches, monkeypatch)
-    unfused = _train("unfused", batches, monkeypatch)
-    eager = _train("eager", batches, monkeypatch)
+    traced = train_fused_unfused_eager(lambda: _cnn_step(0), batches, monkeypatch)
+    fused, unfused = _op_names(traced["fused"]), _op_names(traced["unfused"])
     # Conv2D(activation="relu") and ReLU() before MaxPooling2D: both pairs fused, forward
     # and backward (the first layer's on the native kernels, the second's below their size).
     # (Conv2D's bias and relu are one bias_activation op on numpy, an add and a relu elsewhere.)
-    assert (fused[2].count("_bias_relu_pooled_forward")
-            + fused[2].count("_relu_pooled_forward")) == 2
+    assert (fused.count("_bias_relu_pooled_forward")
+            + fused.count("_relu_pooled_forward")) == 2
     if B.get_backend() == "numpy":
-        assert fused[2].count("_bias_relu_pooled_forward") == 1
-    assert fused[2].count("_tiled_max_relu_grad_forward") == 2
-    assert "_relu_grad_forward" not in fused[2] and "_tiled_max_grad_forward" not in fused[2]
+        assert fused.count("_bias_relu_pooled_forward") == 1
+    assert fused.count("_tiled_max_relu_grad_forward") == 2
+    assert "_relu_grad_forward" not in fused and "_tiled_max_grad_forward" not in fused
     assert not {"_bias_relu_pooled_forward", "_relu_pooled_forward",
-                "_tiled_max_relu_grad_forward"} & set(unfused[2])
-    assert unfused[2].count("_tiled_max_grad_forward") == 2
+                "_tiled_max_relu_grad_forward"} & set(unfused)
+    assert unfused.count("_tiled_max_grad_forward") == 2
     # Each scatter also sums the images' channels for the convolution's bias gradient after
     # it (taken from the cache where the kernels run: the first layer's): the same bits.
-    assert [attrs.get("sums") for attrs in fused[3]] == [True, True]
-    for other in (unfused, eager):
-        assert fused[0] == other[0]
-        for a, b in zip(fused[1], other[1]):
-            np.testing.assert_array_equal(a, b)
-    assert fused[0][-1] < fused[0][0]     # it trains
+    scatters = _op_attrs(traced["fused"], "_tiled_max_relu_grad_forward")
+    assert [attrs.get("sums") for attrs in scatters] == [True, True]
 
 
 def test_a_replay_takes_the_bias_sums_from_the_scatter(monkeypatch):
     """In a traced step the bias gradient after a fused scatter is not summed again."""
     if B.get_backend() != "numpy" or not native_nn.available():
         pytest.skip("numpy's native kernels only (no C compiler, or another backend)")
-    model, step = _cnn_step(1)
-    run = tf.function(step)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((9, 20, 20, 2)).astype(np.float32)
     y = rng.integers(0, 3, 9).astype(np.int32)
-    run(x, y)
-    computed = []
-    real = native_nn.image_sums
-    monkeypatch.setattr(native_nn, "image_sums", lambda a: computed.append(a.shape) or real(a))
-    run(x, y)
-    assert computed == []            # the first layer's sums came with its scatter
-    step(x, y)                       # eager: sum_to computes them
-    assert computed == [(9, 18, 18, 16)]
+    replayed, eager = image_sums_taken(_cnn_step(1), x, y, monkeypatch)
+    assert replayed == []            # the first layer's sums came with its scatter
+    assert eager == [(9, 18, 18, 16)]   # eager: sum_to computes them
 
 
 def test_pair_is_not_fused_when_the_scatter_is_returned():
@@ -338,27 +354,15 @@ def test_traced_conv_bn_relu_pool_step_folds_the_batch_norms_and_trains_as_unfus
     rng = np.random.default_rng(9)
     batches = [(rng.standard_normal((16, 16, 16, 2)).astype(np.float32),
                 rng.integers(0, 3, 16).astype(np.int32)) for _ in range(4)]
-    runs = {}
-    for mode in ("fused", "unfused", "eager"):
-        monkeypatch.setenv("MINITF_PLAN_FUSION", "0" if mode == "unfused" else "1")
-        model, step = _bn_step(0)
-        run = step if mode == "eager" else tf.function(step)
-        losses = [float(run(x, y)) for x, y in batches]
-        runs[mode] = (losses, [v.numpy() for v in model.variables],
-                      None if mode == "eager" else _op_names(run))
-    names = runs["fused"][2]
+    traced = train_fused_unfused_eager(lambda: _bn_step(0), batches, monkeypatch)
+    names, unfused = _op_names(traced["fused"]), _op_names(traced["unfused"])
     assert names.count("_batch_norm_relu_pooled_forward") == 2
     assert "_train_forward" not in names and "_relu_pooled_forward" not in names
-    assert runs["unfused"][2].count("_train_forward") == 2
+    assert unfused.count("_train_forward") == 2
     # Backward: each masked scatter also adds up its batch norm's parameter sums.
     assert names.count("_tiled_max_relu_grad_bn_forward") == 2
     assert "_tiled_max_relu_grad_forward" not in names
-    assert "_batch_norm_relu_pooled_forward" not in runs["unfused"][2]
-    for other in ("unfused", "eager"):
-        assert runs["fused"][0] == runs[other][0]
-        for a, b in zip(runs["fused"][1], runs[other][1]):
-            np.testing.assert_array_equal(a, b)
-    assert runs["fused"][0][-1] < runs["fused"][0][0]
+    assert "_batch_norm_relu_pooled_forward" not in unfused
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -29,15 +29,16 @@ class ColumnCotangent(SparseCotangent):
     """The dense batch ``(N, n0, *rest)`` whose element ``k`` is ``vals[k]`` (shape ``(n0,)``)
     at flat position ``cols[k]`` of ``rest`` in every row, zero elsewhere. ``cols`` is shared
     along a backward pass."""
-    __slots__ = ("cols", "vals", "shape", "dtype", "_positions")
+    __slots__ = ("cols", "vals", "shape", "dtype", "_positions", "ones")
     rule = "col_vjp"
 
-    def __init__(self, cols, vals, shape, positions=None):
+    def __init__(self, cols, vals, shape, positions=None, ones=False):
         self.cols = cols
         self.vals = vals
         self.shape = (vals.shape[0],) + tuple(shape)
         self.dtype = vals.dtype
         self._positions = positions   # ``cols`` unravelled over ``shape[1:]``, once per pass
+        self.ones = ones              # every value is 1 (the seeds, until an op scales them)
 
     @classmethod
     def identity(cls, shape, dtype):
@@ -45,11 +46,12 @@ class ColumnCotangent(SparseCotangent):
         cotangents, seed ``k`` one at position ``k`` of each example."""
         xp = B.xp
         per = math.prod(int(s) for s in shape[1:])
-        return cls(xp.arange(per), xp.ones((per, shape[0]), dtype=dtype), shape)
+        return cls(xp.arange(per), xp.ones((per, shape[0]), dtype=dtype), shape, ones=True)
 
     def like(self, vals):
         """The same columns with other values (the gradient of a full-shaped input)."""
-        return ColumnCotangent(self.cols, vals, self.shape[1:], self._positions)
+        return ColumnCotangent(self.cols, vals, self.shape[1:], self._positions,
+                               self.ones and vals is self.vals)
 
     def at_columns(self, value):
         """An input ``value`` of an element-wise op (broadcastable to ``shape[1:]``) at the

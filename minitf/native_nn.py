@@ -47,7 +47,7 @@ _I, _P = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 10,
                "image_sums": [_I] * 3 + [_P] * 2,
                "bias_relu": [_I, _I, _P, _P, _P], "relu_grad": [_I, _P, _P, _P],
-               "relu_grad_rows": [_I] * 4 + [_P, _I, _I, _P, _P, _I, _I, _P],
+               "relu_grad_rows": [_I] * 4 + [_P, _I, _I, _P, _I, _I, _P, _I, _I, _P],
                "relu": [_I, _P, _P], "relu_pool": [_I] * 6 + [_P] * 5,
                "bn_relu_pool": [_I] * 6 + [_P] * 8,
                "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
@@ -436,8 +436,13 @@ def relu(x, out=None):
 
 
 def relu_grad(g, y, out=None):
-    """``g * (y > 0)`` for arrays of one shape, or None where the kernel cannot run."""
-    if getattr(g, "shape", None) != getattr(y, "shape", ()):
+    """``g * (y > 0)`` for arrays of one shape, or for a stack ``g`` of cotangents over one
+    ``y`` (shape ``(N,) + y.shape``: a vectorised jacobian's); None where the kernel cannot
+    run."""
+    shape = getattr(g, "shape", None)
+    if shape != getattr(y, "shape", ()):
+        if shape is not None and shape[1:] == y.shape:
+            return relu_grad_rows(g, y, out)
         return None
     if type(g) is numpy.ndarray and not g.flags.c_contiguous:
         return relu_grad_rows(g, y, out)
@@ -478,29 +483,52 @@ def _runs(a):
 
 def relu_grad_rows(g, y, out=None, sums=None):
     """``relu_grad(g, y)`` for ``g`` (N, ..., C) read in contiguous runs (a slice of a padded
-    image's gradient: SAME convolutions), ``y`` C-contiguous; into ``out`` (C-contiguous, or
-    ``g`` itself). With ``sums`` ((N, C) float64), also each image's channel sums of the result,
-    as ``image_sums`` adds them. None where the kernel cannot run."""
-    if (type(g) is not numpy.ndarray or type(y) is not numpy.ndarray or g.shape != y.shape
-            or g.dtype != y.dtype or not y.flags.c_contiguous or g.ndim < 2 or g.size == 0):
+    image's gradient: SAME convolutions), ``y`` C-contiguous, of ``g``'s shape or of one image's
+    (a stack of cotangents over one ``y``, as a vectorised jacobian's, also stored example-major);
+    into ``out`` (new, in ``g``'s memory order; ``g`` itself; or one read in the same runs). With
+    ``sums`` ((N, C) float64, ``y`` of ``g``'s shape), also each image's channel sums of the
+    result, as ``image_sums`` adds them. None where the kernel cannot run."""
+    if (type(g) is not numpy.ndarray or type(y) is not numpy.ndarray
+            or y.shape not in (g.shape, g.shape[1:]) or g.dtype != y.dtype
+            or not y.flags.c_contiguous or g.ndim < 2 or g.size == 0):
         return None
     from . import native
     family = native.family("nn")
     fn = None if family is None else family.fns["relu_grad_rows"].get(g.dtype)
-    layout = _runs(g)
-    if fn is None or layout is None or layout[1] % g.shape[-1]:
+    if fn is None:
         return None
+    stacked = y.shape != g.shape
     if out is None:
-        out = numpy.empty(g.shape, g.dtype)
+        out = numpy.empty_like(g)
     elif out is not g and (type(out) is not numpy.ndarray or out.shape != g.shape
-                           or out.dtype != g.dtype or not out.flags.c_contiguous
-                           or numpy.may_share_memory(out, g) or numpy.may_share_memory(out, y)):
+                           or out.dtype != g.dtype or numpy.may_share_memory(out, g)
+                           or numpy.may_share_memory(out, y)):
         return None
     if not out.flags.writeable:
         return None
-    rows, run, (gn, gr) = layout
-    on, o_r = (gn, gr) if out is g else (rows * run, run)
-    n, c, size = g.shape[0], g.shape[-1], g.itemsize
+    result, in_place = out, out is g
+    if stacked and sums is None and g.ndim >= 3 and g.swapaxes(0, 1).flags.c_contiguous:
+        # Example-major: walk memory in order, each example's N runs against its one run of y.
+        run = y.size // y.shape[0]
+        layout = (y.shape[0], g.shape[0], run, (g.shape[0] * run, run), (run, 0))
+        g, out = g.swapaxes(0, 1), out.swapaxes(0, 1)
+    else:
+        runs = _runs(g)
+        if runs is None or runs[1] % g.shape[-1] or (stacked and sums is not None):
+            return None
+        rows, run, strides = runs
+        layout = (g.shape[0], rows, run, strides, (0, run) if stacked else (rows * run, run))
+    n, rows, run, (gn, gr), (yn, yr) = layout
+    if in_place:
+        on, o_r = gn, gr
+    elif out.flags.c_contiguous:
+        on, o_r = rows * run, run
+    else:
+        out_runs = _runs(out)
+        if out_runs is None or out_runs[:2] != (rows, run):
+            return None
+        on, o_r = out_runs[2]
+    c, size = g.shape[-1], g.itemsize
     if sums is not None and (sums.shape != (n, c) or sums.dtype != numpy.float64
                              or not sums.flags.c_contiguous):
         return None
@@ -508,11 +536,11 @@ def relu_grad_rows(g, y, out=None, sums=None):
     s0 = None if sums is None else _address(sums)
 
     def part(_, lo, hi):
-        fn(hi - lo, rows, run, c, g0 + lo * gn * size, gn, gr, y0 + lo * rows * run * size,
+        fn(hi - lo, rows, run, c, g0 + lo * gn * size, gn, gr, y0 + lo * yn * size, yn, yr,
            out0 + lo * on * size, on, o_r, None if s0 is None else s0 + lo * c * 8)
 
     _split(n, rows * run, part)
-    return out
+    return result
 
 
 _CE_FINISH = {numpy.dtype("int32"): "ce_finish_int32", numpy.dtype("int64"): "ce_finish_int64"}

@@ -91,19 +91,26 @@ def _elementwise_match(fns, dtype, rng):
 
 
 def _relu_grad_rows_match(fns, dtype, rng):
-    """relu_grad_rows on the interior of a padded gradient, with image sums: relu_grad's bits
-    and image_sums' bits."""
+    """relu_grad_rows on the interior of a padded gradient, with image sums, and on a stack of
+    cotangents over one y: relu_grad's bits and image_sums' bits."""
     padded, y = _awkward(rng, (2, 6, 7, 3), dtype), _awkward(rng, (2, 4, 5, 3), dtype)
     g = padded[:, 1:5, 1:6]
     item = padded.itemsize
     out, sums, want_sums = numpy.empty(y.shape, dtype), numpy.empty((2, 3)), numpy.empty((2, 3))
     fns["relu_grad_rows"][dtype](2, 4, 15, 3, g.ctypes.data, padded.strides[0] // item,
-                                 padded.strides[1] // item, _address(y), _address(out), 60, 15,
-                                 _address(sums))
+                                 padded.strides[1] // item, _address(y), 60, 15, _address(out),
+                                 60, 15, _address(sums))
     want = numpy.multiply(g, y > 0)
     fns["image_sums"][dtype](2, 20, 3, _address(want), _address(want_sums))
+    # A stack of two cotangents over one y, stored example-major: y's rows serve both.
+    stack, y2 = _awkward(rng, (4, 2, 15), dtype), _awkward(rng, (4, 15), dtype)
+    out2 = numpy.empty_like(stack)
+    fns["relu_grad_rows"][dtype](4, 2, 15, 3, stack.ctypes.data, 30, 15, _address(y2), 15, 0,
+                                 _address(out2), 30, 15, None)
+    want2 = numpy.multiply(stack, y2[:, None, :] > 0)
     return (numpy.array_equal(out.view(f"u{item}"), want.view(f"u{item}"))
-            and numpy.array_equal(sums, want_sums, equal_nan=True))
+            and numpy.array_equal(sums, want_sums, equal_nan=True)
+            and numpy.array_equal(out2.view(f"u{item}"), want2.view(f"u{item}")))
 
 
 def _patches_match(fns, dtype, rng):

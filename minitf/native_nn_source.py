@@ -128,18 +128,19 @@ void NAME##_relu_grad(int64_t size, const T *g, const T *y, T *out) {  /* out ma
     for (int64_t e = 0; e < size; e++) out[e] = g[e] * (T)(y[e] > 0);                    \
 }                                                                                        \
 /* relu_grad of n images of `rows` contiguous runs of `len` elements each: g's and out's runs \
-   at strides (gn, gr) and (on, or_) elements (a slice of a padded image's gradient), y       \
-   contiguous. With sums (n, c), each image's channel sums of the result, pixels in memory     \
-   order: image_sums' bits. */                                                           \
+   at strides (gn, gr) and (on, or_) elements (a slice of a padded image's gradient), y's at  \
+   (yn, yr) (0 where one run of y serves several: a stack of cotangents over one y). With     \
+   sums (n, c), each image's channel sums of the result, pixels in memory order: image_sums'  \
+   bits. */                                                                              \
 void NAME##_relu_grad_rows(int64_t n, int64_t rows, int64_t len, int64_t c, const T *g,  \
-                           int64_t gn, int64_t gr, const T *y, T *out, int64_t on,       \
-                           int64_t or_, double *sums) {                                  \
+                           int64_t gn, int64_t gr, const T *y, int64_t yn, int64_t yr,   \
+                           T *out, int64_t on, int64_t or_, double *sums) {              \
     for (int64_t b = 0; b < n; b++) {                                                    \
         if (sums)                                                                        \
             for (int64_t ch = 0; ch < c; ch++) sums[b * c + ch] = 0;                     \
         for (int64_t r = 0; r < rows; r++) {                                             \
             T *o = out + b * on + r * or_;                                               \
-            NAME##_relu_grad(len, g + b * gn + r * gr, y + (b * rows + r) * len, o);     \
+            NAME##_relu_grad(len, g + b * gn + r * gr, y + b * yn + r * yr, o);          \
             if (sums) NAME##_add_rows(len / c, c, o, sums + b * c);                      \
         }                                                                                \
     }                                                                                    \

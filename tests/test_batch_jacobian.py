@@ -1,12 +1,16 @@
 """batch_jacobian's vectorised path: column-sparse seeds (minitf.column_cotangent) through
 element-wise ops and products agree with the reference loop, with the dense seeds that a
-recorded backward pass uses, and with central differences."""
+recorded backward pass uses, and with central differences; the cotangents stay example-major
+(the result's layout) through products and relu gradients."""
 import numpy as np
 import pytest
 
 import minitf as tf
 from minitf import backend as B
+from minitf import native_nn
 from minitf.column_cotangent import ColumnCotangent
+from minitf.ops.registry import RAW
+from tests.test_conv_fusion import _awkward, _same_bits, native_only
 
 RNG = np.random.default_rng(7)
 
@@ -33,6 +37,7 @@ FUNCTIONS = {
                           + tf.maximum(x, 0.25), X),
     "dense_last_layer": (lambda x: tf.tanh(x @ W), X),
     "mlp": (lambda x: tf.nn.relu(x @ W + 0.1) @ V + 1.0, X),
+    "scaled_before_the_last_product": (lambda x: (tf.nn.relu(x @ W) @ V) * 3.0 - x[:, :2], X),
     "rank3_bias_last_axis": (lambda x: tf.sigmoid(x * C3) + C3, X3),
     "rank3_to_rank2_reshape": (lambda x: tf.reshape(tf.sin(x), (5, 6)) * 2.0, X3),
     # A broadcast input that needs a gradient, a sparse path meeting a dense one, and a
@@ -158,3 +163,55 @@ def test_batch_jacobian_inside_function_matches_eager():
     _, eager = batch_jacobian(fn, x, True)
     for _ in range(2):
         np.testing.assert_allclose(traced(x).numpy(), eager.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_a_dense_layers_batch_jacobian_is_written_in_its_own_layout():
+    # relu(x @ W1) @ W2 as benchmarks/jacobian.py: the cotangents are stored example-major
+    # from the first product on, so the (batch, out, in) result is one C-ordered array.
+    x = const(16, 8, dtype=np.float32)
+    w1, w2 = (tf.Variable(RNG.standard_normal(s).astype(np.float32)) for s in [(8, 6), (6, 5)])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.nn.relu(x @ w1 + 0.5) @ w2
+    got = tape.batch_jacobian(y, x)
+    mask = (x.numpy() @ w1.numpy() + 0.5 > 0).astype(np.float64)
+    want = np.einsum("kj,bk,ik->bji", w2.numpy(), mask, w1.numpy())
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    if B.get_backend() == "numpy":
+        assert got._value.flags.c_contiguous
+
+
+@pytest.mark.parametrize("perm", [(1, 0, 2), (0, 1, 2), (2, 0, 1, 3), (1, 2, 0, 3)])
+def test_matmul_of_a_stack_stored_in_another_order_keeps_that_order(perm):
+    shape = (3, 4, 5, 6)[:len(perm)]
+    a = B.xp.asarray(RNG.standard_normal(shape)).transpose(perm)
+    b = B.xp.asarray(RNG.standard_normal((shape[-1], 7)))
+    got = RAW.matmul(a, b)
+    want = np.einsum("...k,kn->...n", B.to_numpy(a), B.to_numpy(b))
+    np.testing.assert_allclose(B.to_numpy(got), want, rtol=1e-12, atol=1e-12)
+    # In memory the result's leading axes lie in the operand's order.
+    assert got.transpose(tuple(np.argsort(perm))).flags.c_contiguous
+    # A stack that is not contiguous in any order takes numpy's loop, with the same values.
+    strided = a[:, ::2]
+    np.testing.assert_allclose(B.to_numpy(RAW.matmul(strided, b)),
+                               np.einsum("...k,kn->...n", B.to_numpy(strided), B.to_numpy(b)),
+                               rtol=1e-12, atol=1e-12)
+
+
+@native_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("stored", ["example-major", "stack-major"])
+def test_relu_grad_of_a_stack_of_cotangents_over_one_activation(stored, dtype):
+    rng = np.random.default_rng(5)
+    y = _awkward(rng, (6, 5, 4), dtype)
+    if stored == "example-major":   # (examples, stack, ...) in memory, seen (stack, examples, ...)
+        g = _awkward(rng, (6, 3, 5, 4), dtype).swapaxes(0, 1)
+    else:
+        g = _awkward(rng, (3, 6, 5, 4), dtype)
+    with np.errstate(all="ignore"):
+        want = np.multiply(g, y > 0)
+    got = native_nn.relu_grad(g, y)
+    _same_bits(got, want)
+    assert got.strides == g.strides    # written in the stack's own order
+    assert native_nn.relu_grad(g, y, out=g) is g
+    _same_bits(g, want)

@@ -1,4 +1,6 @@
 """Matrix products and linear algebra."""
+import math
+
 import numpy
 
 from .. import backend as B
@@ -62,10 +64,17 @@ def _matmul_col_vjp(g, x, y, needs):
     # g is column-sparse on a @ b (see minitf.column_cotangent): the cotangent that is v on
     # column c gives a the gradient v[:, None] * b[:, c] (an outer product, not a product with
     # b^T). b's gradient would be a dense outer product per cotangent: the dense path.
+    # Written example-major, (n0, N, m) in memory seen as (N, n0, m): the products after it
+    # keep that order (``_matmul_forward``), so batch_jacobian's result needs no transpose.
     a, b = x
     if a.ndim != 2 or b.ndim != 2 or needs[1]:
         return None
-    return B.xp.multiply(g.vals[:, :, None], b.T[g.cols][:, None, :]), None
+    out = B.xp.empty((a.shape[0], len(g.cols), b.shape[0]), dtype=g.vals.dtype)
+    if g.ones:   # the seeds themselves: every example's rows are b's columns
+        out[...] = b.T[g.cols]
+    else:
+        B.xp.multiply(g.vals.T[:, :, None], b.T[g.cols][None, :, :], out=out)
+    return out.transpose(1, 0, 2), None
 
 
 def _matmul_forward(a, b):
@@ -73,9 +82,17 @@ def _matmul_forward(a, b):
     a stack) runs as a single BLAS product instead of numpy's loop of small ones: that is the
     shape of every product in a vectorised jacobian (measured 6x and 5x faster there)."""
     xp = B.xp
-    if b.ndim == 2 and a.ndim > 2 and a.flags.c_contiguous:
-        rows = int(numpy.prod(a.shape[:-1], dtype=numpy.int64))  # explicit: -1 fails on size 0
-        return _product(a.reshape(rows, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+    if b.ndim == 2 and a.ndim > 2:
+        order = _stored_order(a)
+        if order is not None:   # one product in a's memory order; the result keeps that order
+            lead = tuple(range(a.ndim - 1))
+            stored = a if order == lead else a.transpose(order + (a.ndim - 1,))
+            rows = math.prod(a.shape[:-1])   # explicit: -1 fails on size 0
+            c = _product(stored.reshape(rows, a.shape[-1]), b)
+            c = c.reshape(stored.shape[:-1] + (b.shape[-1],))
+            if order == lead:
+                return c
+            return c.transpose(tuple(order.index(i) for i in lead) + (a.ndim - 1,))
     if a.ndim == 2 and b.ndim > 2:
         return xp.moveaxis(xp.tensordot(a, b, axes=([1], [b.ndim - 2])), 0, -2)
     return _product(a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
@@ -90,6 +107,23 @@ def _matmul_forward(a, b):
 # on this thread (openblas_set_num_threads_local) does not survive such a product.
 _SPLIT_FROM = 65536 * 4
 _ONE_THREAD_MAX = 1 << 20
+
+
+def _stored_order(a):
+    """The order of ``a``'s leading axes in memory, when ``a`` is C-contiguous in that order
+    with its last axis last (a transposed stack of matrices, as a vectorised jacobian writes
+    them); None otherwise."""
+    if a.flags.c_contiguous:
+        return tuple(range(a.ndim - 1))
+    if a.strides[-1] != a.itemsize or a.size == 0:
+        return None
+    order = tuple(sorted(range(a.ndim - 1), key=lambda i: -a.strides[i]))
+    expected = a.itemsize * a.shape[-1]
+    for i in reversed(order):
+        if a.shape[i] != 1 and a.strides[i] != expected:
+            return None
+        expected *= a.shape[i]
+    return order
 
 
 def _product(a, b, out=None):

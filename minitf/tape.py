@@ -576,8 +576,13 @@ class _Backward:
                         in_grads = _run_custom(_user_rule, op, saved, out, attrs, g, tensor_mode,
                                                F, nb, needs, shapes)
                     elif nb and getattr(op, "batch_unaware", False):
-                        in_grads = _run_custom(_op_rule, op, saved, out, attrs, g, tensor_mode,
-                                               F, nb, needs, shapes)
+                        if op.per_example and not any(
+                                needs[k] for k in range(n) if k not in op.per_example):
+                            in_grads = _run_folded(op, saved, out, attrs, g, tensor_mode, F, nb,
+                                                   needs, shapes)
+                        else:
+                            in_grads = _run_custom(_op_rule, op, saved, out, attrs, g,
+                                                   tensor_mode, F, nb, needs, shapes)
                     else:
                         if raw:  # rules on bare arrays
                             if saved is not None:
@@ -716,6 +721,19 @@ def _user_rule(op, saved, out, attrs, g, tensor_mode, F, needs, shapes):
                 else r for r in result]
     return [None if r is None else (r._value if isinstance(r, Tensor) else B.xp.asarray(r))
             for r in result]
+
+
+def _run_folded(op, saved, out, attrs, g, tensor_mode, F, nb, needs, shapes):
+    """A batch-unaware rule on a stack of cotangents, run once: the ``nb`` stack axes folded into
+    the batch axis, which the rule's per-example inputs (``op.per_example``) allow."""
+    stack = tuple(g.shape[:nb])
+    folded = math.prod(stack) * g.shape[nb]
+    g = F.reshape(g, (folded,) + tuple(g.shape[nb + 1:]))
+    fold_shapes = tuple((folded,) + tuple(s[1:]) if needs[k] else s for k, s in enumerate(shapes))
+    grads = _op_rule(op, saved, out, attrs, g, tensor_mode, F, needs, fold_shapes)
+    F.nb = nb
+    return [None if gk is None or not needs[k] else F.reshape(gk, stack + tuple(shapes[k]))
+            for k, gk in enumerate(grads)]
 
 
 def _run_custom(rule, op, saved, out, attrs, g, tensor_mode, F, nb, needs, shapes):

@@ -25,6 +25,9 @@ W = tf.Variable(RNG.standard_normal((4, 3)))
 V = tf.Variable(RNG.standard_normal((3, 2)))
 BIAS = tf.Variable(RNG.standard_normal(4))
 C3 = const(3)
+X4 = const(2, 5, 4, 3)
+K4 = tf.Variable(RNG.standard_normal((3, 3, 3, 2)))
+K_UP = tf.Variable(RNG.standard_normal((2, 2, 4, 3)))
 PER_EXAMPLE = const(5, 1)
 
 FUNCTIONS = {
@@ -40,6 +43,10 @@ FUNCTIONS = {
     "scaled_before_the_last_product": (lambda x: (tf.nn.relu(x @ W) @ V) * 3.0 - x[:, :2], X),
     "rank3_bias_last_axis": (lambda x: tf.sigmoid(x * C3) + C3, X3),
     "rank3_to_rank2_reshape": (lambda x: tf.reshape(tf.sin(x), (5, 6)) * 2.0, X3),
+    # Convolutions: their rules take the stack of cotangents folded into the batch axis.
+    "conv_same_relu": (lambda x: tf.nn.relu(tf.nn.conv2d(x, K4, 1, "SAME")), X4),
+    "conv_strided_valid": (lambda x: tf.tanh(tf.nn.conv2d(x, K4, 2, "VALID")), X4),
+    "conv_transpose": (lambda x: tf.nn.conv2d_transpose(x, K_UP, (2, 10, 8, 4), 2), X4),
     # A broadcast input that needs a gradient, a sparse path meeting a dense one, and a
     # product whose right operand depends on the source: each takes the dense path there.
     "broadcast_input_needs_gradient": (lambda x: x * tf.reduce_sum(x, axis=1, keepdims=True),
@@ -76,7 +83,7 @@ def test_vectorised_batch_jacobian_matches_loop_and_dense_seeds(name):
 
 
 @pytest.mark.parametrize("name", ["elementwise_chain", "bias_broadcast", "mlp",
-                                  "rank3_bias_last_axis"])
+                                  "rank3_bias_last_axis", "conv_same_relu", "conv_transpose"])
 def test_batch_jacobian_matches_central_differences(name):
     fn, x = FUNCTIONS[name]
     _, j = batch_jacobian(fn, x, True)
@@ -215,3 +222,33 @@ def test_relu_grad_of_a_stack_of_cotangents_over_one_activation(stored, dtype):
     assert got.strides == g.strides    # written in the stack's own order
     assert native_nn.relu_grad(g, y, out=g) is g
     _same_bits(g, want)
+
+
+@pytest.mark.parametrize("name", ["conv_same_relu", "conv_transpose"])
+def test_a_convolutions_rule_runs_once_for_the_whole_stack(name, monkeypatch):
+    # The input gradient of example n needs only example n of the cotangent, so the stack of
+    # cotangents is one larger batch for the rule: one call, not one per cotangent.
+    from minitf.ops.registry import OPS
+    fn, x = FUNCTIONS[name]
+    calls = []
+    for op_name in ("conv2d_valid", "conv2d_input_grad"):
+        op = OPS[op_name]
+        monkeypatch.setattr(op, "vjp", lambda F, g, *a, _rule=op.vjp, **k:
+                            calls.append(g.shape) or _rule(F, g, *a, **k))
+    y, vec = batch_jacobian(fn, x, True)
+    assert len(calls) == 1 and calls[0][0] == np.prod(y.shape[1:]) * x.shape[0]
+    calls.clear()
+    batch_jacobian(fn, x, False)
+    assert len(calls) == np.prod(y.shape[1:])
+    # Asked for the filter too, the rule sees one cotangent at a time again (a filter's
+    # gradient sums over the examples).
+    calls.clear()
+    kernel = K4 if name == "conv_same_relu" else K_UP
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        out = fn(x)
+    full = tape.jacobian(out, [x, kernel])
+    assert len(calls) == np.prod(out.shape)
+    np.testing.assert_allclose(np.einsum("bjbi->bji", full[0].numpy().reshape(
+        x.shape[0], -1, x.shape[0], np.prod(x.shape[1:]))),
+        vec.numpy().reshape(x.shape[0], -1, np.prod(x.shape[1:])), rtol=1e-12, atol=1e-12)

@@ -297,11 +297,11 @@ def _conv_samples():
 
 
 conv2d_valid = defop("conv2d_valid", _conv_forward, arity=2, save=(0, 1), vjp=_conv_vjp,
-                     jvp="bilinear", type="Conv2D", batch_unaware=True, samples=_conv_samples,
-                     identity_cache=True)
+                     jvp="bilinear", type="Conv2D", batch_unaware=True, per_example=(0,),
+                     samples=_conv_samples, identity_cache=True)
 conv2d_input_grad = defop(
     "conv2d_input_grad", _conv_input_grad_forward, arity=2, save=(0, 1), vjp=_input_grad_vjp,
-    jvp="bilinear", type="Conv2DBackpropInput", batch_unaware=True,
+    jvp="bilinear", type="Conv2DBackpropInput", batch_unaware=True, per_example=(0,),
     samples=lambda: [((u(2, 3, 4, 4), u(2, 3, 3, 4)), {"size": (4, 6), "strides": (1, 1),
                                                       "dilations": (1, 1)}),
                      ((u(1, 3, 4, 3), u(2, 2, 2, 3)), {"size": (7, 6), "strides": (2, 1),

@@ -56,13 +56,13 @@ class Op:
     """One registered op. See ``defop``."""
     __slots__ = ("name", "type", "forward", "vjp", "jvp", "save_inputs", "save_out", "arity",
                  "attr_names", "samples", "smooth", "user_grad", "grad_tol", "kink",
-                 "batch_unaware", "row_vjp", "col_vjp", "elementwise", "out_forward",
-                 "identity_cache")
+                 "batch_unaware", "per_example", "row_vjp", "col_vjp", "elementwise",
+                 "out_forward", "identity_cache")
 
     def __init__(self, name, forward=None, *, type=None, arity=1, vjp=None, jvp=None,
                  save=(), attr_names=(), samples=None, smooth=True, grad_tol=None, kink=None,
-                 batch_unaware=False, row_vjp=None, col_vjp=None, elementwise=None,
-                 out_forward=None, identity_cache=False):
+                 batch_unaware=False, per_example=(), row_vjp=None, col_vjp=None,
+                 elementwise=None, out_forward=None, identity_cache=False):
         self.name = name
         self.type = type or "".join(p.capitalize() for p in name.split("_"))
         self.forward = forward
@@ -78,6 +78,7 @@ class Op:
         self.grad_tol = grad_tol
         self.kink = kink
         self.batch_unaware = batch_unaware
+        self.per_example = tuple(per_example)
         self.row_vjp = row_vjp
         self.col_vjp = col_vjp
         self.elementwise = jvp == "elementwise" if elementwise is None else elementwise
@@ -93,8 +94,8 @@ class Op:
 
 
 def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, smooth=True,
-          type=None, aliases=(), grad_tol=None, kink=None, batch_unaware=False, row_vjp=None,
-          col_vjp=None, elementwise=None, out_forward=None, identity_cache=False):
+          type=None, aliases=(), grad_tol=None, kink=None, batch_unaware=False, per_example=(),
+          row_vjp=None, col_vjp=None, elementwise=None, out_forward=None, identity_cache=False):
     """Register an op and return its public function.
 
     ``forward(*arrays, **attrs)`` computes on backend arrays; ``arity`` inputs are tensors, the
@@ -104,6 +105,9 @@ def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, 
     ``kink`` documents the subgradient convention at non-differentiable points.
     ``batch_unaware`` rules see one cotangent at a time in a vectorised jacobian (the tape
     loops over the batch for them), for ops whose kernels assume fixed-rank inputs.
+    ``per_example`` names inputs of such an op whose gradient's example ``n`` needs only example
+    ``n`` of the cotangent (a convolution's input): when only these need gradients, the rule
+    sees the whole stack at once, folded into the batch axis.
     ``row_vjp(g, x, y, needs, **attrs)`` takes a row-sparse batch of cotangents
     (``minitf.row_cotangent``) and returns the input gradients, or None to get the dense batch;
     ``col_vjp`` likewise for a column-sparse batch (``minitf.column_cotangent``);
@@ -123,8 +127,9 @@ def defop(name, forward, *, arity=1, vjp=None, jvp=None, save=(), samples=None, 
     op = Op(name, forward, type=type, arity=arity, vjp=vjp, jvp=jvp, save=save,
             attr_names=tuple(p for p in params[arity:] if not p.startswith("*")),
             samples=samples, smooth=smooth, grad_tol=grad_tol, kink=kink,
-            batch_unaware=batch_unaware, row_vjp=row_vjp, col_vjp=col_vjp,
-            elementwise=elementwise, out_forward=out_forward, identity_cache=identity_cache)
+            batch_unaware=batch_unaware, per_example=per_example, row_vjp=row_vjp,
+            col_vjp=col_vjp, elementwise=elementwise, out_forward=out_forward,
+            identity_cache=identity_cache)
     OPS[name] = op
     for alias in (op.type, *aliases):
         _ALIASES[alias] = op

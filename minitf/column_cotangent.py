@@ -101,7 +101,8 @@ class ColumnCotangent(SparseCotangent):
         ``batch_jacobian`` returns, written directly in its layout."""
         xp = B.xp
         n, n0 = self.shape[0], self.shape[1]
-        out = xp.zeros((n0, n, math.prod(rest)), dtype=self.dtype)
+        out = B.empty_result((n0, n, math.prod(rest)), self.dtype)
+        out.fill(0)
         out[:, xp.arange(n), self.cols] = self.vals.T
         return out.reshape((n0, n) + tuple(rest))
 

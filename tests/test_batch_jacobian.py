@@ -252,3 +252,25 @@ def test_a_convolutions_rule_runs_once_for_the_whole_stack(name, monkeypatch):
     np.testing.assert_allclose(np.einsum("bjbi->bji", full[0].numpy().reshape(
         x.shape[0], -1, x.shape[0], np.prod(x.shape[1:]))),
         vec.numpy().reshape(x.shape[0], -1, np.prod(x.shape[1:])), rtol=1e-12, atol=1e-12)
+
+
+def test_large_results_reuse_freed_blocks_and_never_one_still_held():
+    # 64 examples x 400 x 400 float32 = 41 MB: past glibc's fresh-mapping threshold, such
+    # results come from kept blocks (minitf.backend.empty_result), never from one still held.
+    x = const(64, 400, dtype=np.float32)
+
+    def jacobian(fn):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        return tape.batch_jacobian(y, x)
+
+    first = jacobian(lambda v: v * v)
+    second = B.empty_result((400, 64, 400), np.float32)   # a freed block full of values
+    second.fill(1.0)
+    del second
+    third = jacobian(lambda v: v * v * 5.0)   # may take that block: zeros written again
+    for result, scale in ((first, 1.0), (third, 5.0)):
+        got = result.numpy()
+        np.testing.assert_allclose(np.einsum("bii->bi", got), 2 * scale * x.numpy(), rtol=1e-6)
+        assert np.count_nonzero(got) == np.count_nonzero(x.numpy())

@@ -6,11 +6,10 @@ pass over a batch of 2,048 one-hot cotangents; ``experimental_use_pfor=False`` r
 pass per target element. Then ``batch_jacobian`` of the same y w.r.t. x (each example's
 (32, 128) jacobian), with the same forward pass and Jacobians written by hand in numpy beside
 it: the loop's 32 passes run the same multiply-adds as the one product through ``W1`` that
-any implementation needs, so loop / numpy bounds what a pass built on numpy's kernels can reach
-here. Then
-``batch_jacobian`` of a few other functions (an element-wise one with a large result, a
-wider MLP, a SAME convolution, a 1-D convolution). Prints the times and speed-ups; asserts only
-that they agree.
+any implementation needs, so loop / numpy bounds what a pass built on numpy's kernels can
+reach here. Then ``batch_jacobian`` of a few other functions (an element-wise one with a large
+result, a wider MLP, a SAME convolution, a 1-D convolution). Prints the times and speed-ups;
+asserts only that they agree.
 
 Run: ``python benchmarks/jacobian.py [--quick]``.
 """
@@ -53,7 +52,7 @@ def numpy_batch_jac(arrays):
     ``J[n] = W2^T diag(relu'(h[n])) W1^T`` as one (batch * 32, 32) @ (32, 128) product."""
     x, W1, b1, W2, b2 = arrays
     h = x @ W1 + b1
-    _ = np.maximum(h, 0) @ W2 + b2
+    np.maximum(h, 0) @ W2 + b2   # the forward's output: unused, timed as the other paths'
     seeds = W2.T[None] * (h > 0)[:, None, :].astype(h.dtype)
     return (seeds.reshape(-1, W2.shape[0]) @ W1.T).reshape(x.shape[0], W2.shape[1], -1)
 

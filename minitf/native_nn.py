@@ -143,8 +143,9 @@ def _split(rows, row_size, body, parts=None):
 
 def patches(x, ksize, strides, dilations):
     """Sliding windows ``(N, OH, OW, KH, KW, C)`` of ``x`` (N, H, W, C), VALID, or None where
-    the kernel cannot run (or would not pay: fewer than 4 channels copy faster in numpy)."""
-    if getattr(x, "ndim", 0) != 4 or x.shape[-1] < 4:
+    the kernel cannot run. (It beats numpy's strided copies for any channel count: 128
+    one-channel 28x28 images' 5x5 windows 0.9 ms against 7.6; two channels 0.85 against 16.)"""
+    if getattr(x, "ndim", 0) != 4:
         return None
     fn = _fn("patches", x)
     if fn is None:

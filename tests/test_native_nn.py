@@ -77,8 +77,16 @@ def _native_patches(x, ksize, strides, dilations):
     return out
 
 
-def test_patches_leave_few_channels_and_other_arrays_to_numpy():
-    assert native_nn.patches(np.zeros((1, 4, 4, 3), np.float32), (2, 2), (1, 1), (1, 1)) is None
+@pytest.mark.parametrize("channels", [1, 2, 3])
+def test_patches_of_few_channel_images_are_each_window_in_order(channels):
+    x = np.random.default_rng(3).standard_normal((2, 7, 6, channels)).astype(np.float32)
+    got = native_nn.patches(x, (5, 3), (1, 2), (1, 1))
+    assert got is not None and got.shape == (2, 3, 2, 5, 3, channels)
+    for b, y, xo in np.ndindex(2, 3, 2):
+        np.testing.assert_array_equal(got[b, y, xo], x[b, y:y + 5, 2 * xo:2 * xo + 3])
+
+
+def test_patches_leave_other_arrays_to_numpy():
     assert native_nn.patches(np.zeros((1, 4, 4, 8), np.float16), (2, 2), (1, 1), (1, 1)) is None
     assert native_nn.patches(np.zeros((4, 4, 8), np.float32), (2, 2), (1, 1), (1, 1)) is None
     x = np.arange(2 * 5 * 5 * 4, dtype=np.float32).reshape(2, 5, 5, 4)

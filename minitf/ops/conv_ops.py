@@ -21,6 +21,7 @@ from ._samples import u
 from .array_ops import pad, reshape, transpose
 from .convert import convert_to_tensor, operand_pair
 from .derived import derived as _derived
+from .linalg_ops import matrix_product
 from .reduce_ops import reduce_mean, reduce_sum
 from .registry import TENSOR, apply, defop
 
@@ -177,8 +178,8 @@ def _conv_forward(x, w, strides, dilations=(1, 1), cache=True, pads=_NO_PADS):
     kh, kw, c, o = w.shape
     patches = _cached_patches(x, (kh, kw), strides, dilations, cache)
     n, oh, ow = patches.shape[:3]
-    return (patches.reshape(n * oh * ow, kh * kw * c) @ w.reshape(kh * kw * c, o)).reshape(
-        n, oh, ow, o)
+    return matrix_product(patches.reshape(n * oh * ow, kh * kw * c),
+                          w.reshape(kh * kw * c, o)).reshape(n, oh, ow, o)
 
 
 _COLS_BYTES = 8 << 20   # the product's rows per chunk: a few MB, not the whole batch's
@@ -195,7 +196,7 @@ def _input_grad_by_col2im(g, w, size, strides, dilations):
     step = max(1, _COLS_BYTES // max(per_image, 1))
     for start in range(0, n, step):
         part = g[start:start + step]
-        cols = (part.reshape(-1, o) @ wt).reshape(part.shape[:3] + (kh, kw, c))
+        cols = matrix_product(part.reshape(-1, o), wt).reshape(part.shape[:3] + (kh, kw, c))
         if native_nn.col2im(cols, size, (kh, kw), strides, dilations,
                             out=out[start:start + step]) is None:
             return None     # not a dtype the kernel has: only the first chunk gets here
@@ -255,7 +256,7 @@ def _conv_filter_grad_forward(x, g, ksize, strides, dilations=(1, 1), pads=_NO_P
     patches = _cached_patches(x, ksize, strides, dilations, store=False).reshape(-1, kh * kw * c)
     g = g.reshape(-1, o)
     # BLAS runs these faster with the longer of the two small dimensions as the output's rows.
-    grad = (g.T @ patches).T if kh * kw * c > o else patches.T @ g
+    grad = matrix_product(g.T, patches).T if kh * kw * c > o else matrix_product(patches.T, g)
     return grad.reshape(kh, kw, c, o)
 
 

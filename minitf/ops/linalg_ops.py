@@ -88,14 +88,14 @@ def _matmul_forward(a, b):
             lead = tuple(range(a.ndim - 1))
             stored = a if order == lead else a.transpose(order + (a.ndim - 1,))
             rows = math.prod(a.shape[:-1])   # explicit: -1 fails on size 0
-            c = _product(stored.reshape(rows, a.shape[-1]), b)
+            c = matrix_product(stored.reshape(rows, a.shape[-1]), b)
             c = c.reshape(stored.shape[:-1] + (b.shape[-1],))
             if order == lead:
                 return c
             return c.transpose(tuple(order.index(i) for i in lead) + (a.ndim - 1,))
     if a.ndim == 2 and b.ndim > 2:
         return xp.moveaxis(xp.tensordot(a, b, axes=([1], [b.ndim - 2])), 0, -2)
-    return _product(a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
+    return matrix_product(a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
 
 
 # OpenBLAS splits a product over its threads from 65536 x 4 multiply-adds on. Up to about a
@@ -126,7 +126,7 @@ def _stored_order(a):
     return order
 
 
-def _product(a, b, out=None):
+def matrix_product(a, b, out=None):
     """``a @ b`` for two matrices (into ``out``), on MKL where ``minitf.mkl_blas`` runs, and on
     one BLAS thread where it is small."""
     done = mkl_blas.product(a, b, out)
@@ -156,7 +156,7 @@ def _few_rows_in_order(a, b):
 
 def _matmul_out(out, a, b):
     if a.ndim == 2 and b.ndim == 2:
-        return _product(a, b, out)
+        return matrix_product(a, b, out)
     return _matmul_forward(a, b)
 
 

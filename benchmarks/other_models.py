@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 import train_throughput as bench  # noqa: E402
 import minitf as tf  # noqa: E402
+from minitf.testing import sparse_ce_step  # noqa: E402
 
 peers = bench.peers
 L = tf.keras.layers
@@ -113,20 +114,6 @@ def models():
     ]
 
 
-def user_step(model, optimizer):
-    """The training step of TensorFlow's custom-training-loop guides."""
-    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    return train_step
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="timing seconds per row")
@@ -150,7 +137,7 @@ def main():
         for label in ("minitf eager", "minitf function"):
             model = build()
             model.build((None,) + shape)
-            step = user_step(model, tf.keras.optimizers.Adam(1e-3))
+            step = sparse_ce_step(model, tf.keras.optimizers.Adam(1e-3))
             rows[label] = (tf.function(step) if label == "minitf function" else step, tensors)
         rates = bench.interleaved(rows, args.seconds * len(rows))
         reference = rates.get("PyTorch eager")

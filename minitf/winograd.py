@@ -321,7 +321,7 @@ MIN_CHANNELS = 8       # below this the transforms cost more than the products s
 BLOCK_BYTES = 1 << 22
 MIN_BLOCK_BYTES = 1 << 20
 MAX_PLANE_WORK = 100 ** 3
-MIN_PART_PLANES = 16384  # tile planes per thread at least: fewer do not pay for the handoff
+MIN_PART_PLANES = 8192   # tile planes per thread at least: fewer do not pay for the handoff
 # The largest tile size used: 4 (F(4x4, 3x3)) or 2 (F(2x2, 3x3) only, the more accurate).
 MAX_TILE = int(os.environ.get("MINITF_WINOGRAD_TILE", "4"))
 
@@ -357,6 +357,28 @@ def applies(x_shape, w_shape, strides, dilations, dtype):
             and tuple(dilations) == (1, 1) and x_shape[1] >= 3 and x_shape[2] >= 3
             and min(w_shape[2], w_shape[3]) >= MIN_CHANNELS
             and numpy.dtype(dtype).name in _DTYPES and _kernels() is not None)
+
+
+# Where Winograd beats im2col (``pays``): the forward and both gradients, measured against
+# im2col + MKL's products on a 2-core Xeon (AVX-512), batches of 64 and 128, 7x7 to 28x28
+# images, 16 to 128 channels (docs/performance-intel.md). Small outputs lose (7x7: 0.3-0.6x
+# im2col's speed; the transforms and the (tiles, C) @ (C, O) products of few tiles cost more
+# than the multiply-adds they save), as do 16 input channels on 14x14 images (0.7-0.95x);
+# 32 channels from 12x12 outputs and 16 from 26x26 win (1.1-3.4x).
+MIN_OUTPUT_PIXELS = 100
+MIN_OUTPUT_PIXELS_FEW_CHANNELS = 400
+FEW_CHANNELS = 32       # input channels below this need the larger outputs
+MIN_CHANNELS_TO_PAY = 16
+
+
+def pays(x_shape, w_shape):
+    """Whether Winograd runs this 3x3 convolution (``applies``) faster than im2col: by the
+    output's size per image and the input channels (measured; see the constants)."""
+    pixels = (x_shape[1] - 2) * (x_shape[2] - 2)
+    channels = w_shape[2]
+    if channels < MIN_CHANNELS_TO_PAY or pixels < MIN_OUTPUT_PIXELS:
+        return False
+    return channels >= FEW_CHANNELS or pixels >= MIN_OUTPUT_PIXELS_FEW_CHANNELS
 
 
 def tile_size(oh, ow):

@@ -58,6 +58,14 @@ def openblas_own_threads():
         thread_pool.install(native.kernels().lib)
 
 
+@pytest.fixture
+def winograd_everywhere(monkeypatch):
+    """Winograd's kernels for every convolution they can run, however small (``winograd.pays``
+    leaves small ones to im2col): a test's layers can stay small."""
+    from minitf import winograd
+    monkeypatch.setattr(winograd, "pays", lambda x_shape, w_shape: True)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "cupy: needs cupy and an NVIDIA GPU (skipped otherwise)")
 

@@ -130,7 +130,7 @@ def _vgg_step(seed, channels):
 
 @pytest.mark.parametrize("channels", [3, 8])
 def test_traced_same_conv_conv_step_fuses_the_bias_sums_and_trains_as_unfused_and_eager(
-        monkeypatch, channels):
+        monkeypatch, winograd_everywhere, channels):
     """RGB input (the direct kernels) or eight channels (Winograd), SAME padding: the first
     layer's relu gradient reads the second layer's cropped input gradient and sums its bias
     gradient in the same pass; the same losses and weights, bit for bit."""

@@ -11,10 +11,11 @@ from minitf.ops.registry import RAW
 from minitf.testing import sparse_ce_step
 from tests.test_plan_fusion import _op_names
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     B.get_backend() != "numpy" or native.kernels() is None
     or native.kernels().winograd is None,
-    reason="numpy's native Winograd kernels: another backend, no C compiler or MINITF_NATIVE=0")
+    reason="numpy's native Winograd kernels: another backend, no C compiler or MINITF_NATIVE=0"),
+    pytest.mark.usefixtures("winograd_everywhere")]
 
 
 def _same_bits(got, want):

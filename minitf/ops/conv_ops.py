@@ -121,9 +121,10 @@ def _cached_patches(x, ksize, strides, dilations, store):
 
 
 def _winograd(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):
-    """Whether Winograd's kernels take this convolution (one dtype for every operand)."""
+    """Whether Winograd's kernels take this convolution (one dtype for every operand, and
+    faster than im2col: ``winograd.pays``)."""
     return all(d == dtype for d in more_dtypes) and winograd.applies(
-        x_shape, w_shape, strides, dilations, dtype)
+        x_shape, w_shape, strides, dilations, dtype) and winograd.pays(x_shape, w_shape)
 
 
 def _direct(x_shape, w_shape, strides, dilations, dtype, *more_dtypes):

@@ -31,6 +31,25 @@ def test_registered_op_gradients(op):
         check_op(op, inputs, attrs, name=f"op {op.name!r} sample {k} {attrs}")
 
 
+@pytest.mark.parametrize("name, kernel", [("conv2d_valid", "conv"),
+                                          ("conv2d_input_grad", "input_grad"),
+                                          ("conv2d_filter_grad", "filter_grad")])
+def test_convolution_gradients_on_winograds_kernels(monkeypatch, winograd_everywhere, name,
+                                                    kernel):
+    """The registry's convolution samples are small images, which run on im2col
+    (``winograd.pays``); here the ones Winograd can take run on its kernels, second
+    derivatives included."""
+    from minitf import native, winograd
+    calls = []
+    real = getattr(winograd, kernel)
+    monkeypatch.setattr(winograd, kernel, lambda *a, **k: calls.append(1) or real(*a, **k))
+    op = OPS[name]
+    for k, (inputs, attrs) in enumerate(op.samples()):
+        check_op(op, inputs, attrs, name=f"op {name!r} sample {k} {attrs}")
+    native_kernels = tf.get_backend() == "numpy" and native.kernels() is not None
+    assert bool(calls) == (native_kernels and native.kernels().winograd is not None)
+
+
 def test_checker_catches_a_wrong_rule():
     op = OPS["sin"]
     rule = op.vjp

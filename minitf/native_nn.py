@@ -50,7 +50,7 @@ _SIGNATURES = {"fwd": [_I] * 6 + [_P] * 3, "bwd": [_I] * 6 + [_P] * 10,
                "relu_grad_rows": [_I] * 4 + [_P, _I, _I, _P, _I, _I, _P, _I, _I, _P],
                "relu": [_I, _P, _P], "relu_pool": [_I] * 6 + [_P] * 5,
                "bn_relu_pool": [_I] * 6 + [_P] * 8,
-               "patches": [_I] * 10 + [_P] * 2, "col2im": [_I] * 10 + [_P] * 2,
+               "patches": [_I] * 14 + [_P] * 2, "col2im": [_I] * 14 + [_P] * 2,
                "bn_sums": [_I, _I] + [_P] * 3, "bn_shifted_sums": [_I, _I] + [_P] * 4,
                "bn_apply": [_I, _I] + [_P] * 6, "bn_reduce": [_I, _I] + [_P] * 6,
                "bn_input_grad": [_I, _I] + [_P] * 8, "ce_shift": [_I, _I, _P, _P],
@@ -141,8 +141,13 @@ def _split(rows, row_size, body, parts=None):
     return kernel_threads.run_numbered(body, parts)
 
 
-def patches(x, ksize, strides, dilations):
-    """Sliding windows ``(N, OH, OW, KH, KW, C)`` of ``x`` (N, H, W, C), VALID, or None where
+def _padded_out_size(size, k, s, d, before, after):
+    return (size + before + after - (k - 1) * d - 1) // s + 1
+
+
+def patches(x, ksize, strides, dilations, pads=((0, 0), (0, 0))):
+    """Sliding windows ``(N, OH, OW, KH, KW, C)`` of ``x`` (N, H, W, C) zero-padded by
+    ``pads`` (``((top, bottom), (left, right))``, read as zeros: no padded copy), or None where
     the kernel cannot run. (It beats numpy's strided copies for any channel count: 128
     one-channel 28x28 images' 5x5 windows 0.9 ms against 7.6; two channels 0.85 against 16.)"""
     if getattr(x, "ndim", 0) != 4:
@@ -150,34 +155,37 @@ def patches(x, ksize, strides, dilations):
     fn = _fn("patches", x)
     if fn is None:
         return None
-    (kh, kw), (sh, sw), (dh, dw) = ksize, strides, dilations
+    (kh, kw), (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = ksize, strides, dilations, pads
     n, h, w, c = x.shape
-    oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
+    oh, ow = _padded_out_size(h, kh, sh, dh, pt, pb), _padded_out_size(w, kw, sw, dw, pl, pr)
     out = numpy.empty((n, oh, ow, kh, kw, c), x.dtype)
     _split(n, out[0].size, lambda _, a, b: fn(b - a, h, w, c, kh, kw, sh, sw, dh, dw,
-                                              _address(x[a:]), _address(out[a:])))
+                                              pt, pb, pl, pr, _address(x[a:]),
+                                              _address(out[a:])))
     return out
 
 
-def col2im(cols, size, ksize, strides, dilations, out=None):
+def col2im(cols, size, ksize, strides, dilations, out=None, pads=((0, 0), (0, 0))):
     """The adjoint of ``patches``: windows ``(N, OH, OW, KH, KW, C)`` added back into an
-    ``(N, H, W, C)`` image of ``size`` (H, W) (into ``out`` when given), or None where the
-    kernel cannot run."""
+    ``(N, H, W, C)`` image of ``size`` (H, W) (into ``out`` when given), the entries over the
+    padding ``pads`` dropped; or None where the kernel cannot run."""
     if getattr(cols, "ndim", 0) != 6:
         return None
     fn = _fn("col2im", cols)
     if fn is None:
         return None
     (kh, kw), (sh, sw), (dh, dw), (h, w) = ksize, strides, dilations, size
+    (pt, pb), (pl, pr) = pads
     n, oh, ow, _, _, c = cols.shape
-    if ((h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1) != (oh, ow) \
-            or cols.shape[3:5] != (kh, kw):
+    if (_padded_out_size(h, kh, sh, dh, pt, pb), _padded_out_size(w, kw, sw, dw, pl, pr)) \
+            != (oh, ow) or cols.shape[3:5] != (kh, kw):
         return None
     out = _output(out, cols, (n, h, w, c))
     if out is None:
         return None
     _split(n, cols[0].size, lambda _, a, b: fn(b - a, h, w, c, kh, kw, sh, sw, dh, dw,
-                                               _address(cols[a:]), _address(out[a:])))
+                                               pt, pb, pl, pr, _address(cols[a:]),
+                                               _address(out[a:])))
     return out
 
 

@@ -114,17 +114,32 @@ def _relu_grad_rows_match(fns, dtype, rng):
 
 
 def _patches_match(fns, dtype, rng):
+    """Windows of unpadded and zero-padded images, and col2im adding them back (in float64:
+    the sums' order differs from the reference's)."""
     x = rng.standard_normal((2, 7, 8, 5)).astype(dtype)
-    for (kh, kw), (sh, sw), (dh, dw) in [((3, 3), (1, 1), (1, 1)), ((2, 3), (2, 1), (1, 2))]:
-        oh, ow = (7 - (kh - 1) * dh - 1) // sh + 1, (8 - (kw - 1) * dw - 1) // sw + 1
+    for (kh, kw), (sh, sw), (dh, dw), (pt, pb, pl, pr) in [
+            ((3, 3), (1, 1), (1, 1), (0, 0, 0, 0)), ((2, 3), (2, 1), (1, 2), (0, 0, 0, 0)),
+            ((3, 3), (2, 2), (1, 1), (0, 1, 1, 0)), ((3, 2), (1, 2), (2, 1), (2, 1, 1, 3))]:
+        padded = numpy.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+        oh = (7 + pt + pb - (kh - 1) * dh - 1) // sh + 1
+        ow = (8 + pl + pr - (kw - 1) * dw - 1) // sw + 1
         out = numpy.empty((2, oh, ow, kh, kw, 5), dtype)
-        fns["patches"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, _address(x), _address(out))
+        fns["patches"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, _address(x),
+                              _address(out))
+        back = numpy.empty_like(x)
+        fns["col2im"][dtype](2, 7, 8, 5, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr,
+                             _address(out), _address(back))
+        want_back = numpy.zeros(padded.shape)
         for i in range(kh):
             for j in range(kw):
-                want = x[:, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                         j * dw:j * dw + sw * (ow - 1) + 1:sw]
-                if not numpy.array_equal(out[:, :, :, i, j], want):
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+                if not numpy.array_equal(out[:, :, :, i, j], padded[:, rows, cols]):
                     return False
+                want_back[:, rows, cols] += padded[:, rows, cols]
+        want_back = want_back[:, pt:pt + 7, pl:pl + 8]
+        if dtype == "float64" and not numpy.allclose(back, want_back, rtol=1e-14, atol=1e-14):
+            return False
     return True
 
 

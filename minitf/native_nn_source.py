@@ -159,24 +159,40 @@ void NAME##_relu_pool(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, in
 MAXPOOL(nn_float32, float)
 MAXPOOL(nn_float64, double)
 
-/* Sliding windows of NHWC x (n, h, w, c): out (n, oh, ow, kh, kw, c), VALID. */
+/* Sliding windows of NHWC x (n, h, w, c) zero-padded by pt rows above, pb below, pl columns
+   left and pr right (no padded copy: the padding reads as zeros): out (n, oh, ow, kh, kw, c). */
 #define PATCHES(NAME, T)                                                                 \
 void NAME##_patches(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,  \
-                    int64_t sh, int64_t sw, int64_t dh, int64_t dw,                      \
-                    const T *restrict x, T *restrict out) {                              \
-    int64_t oh = (h - (kh - 1) * dh - 1) / sh + 1, ow = (w - (kw - 1) * dw - 1) / sw + 1;  \
+                    int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,          \
+                    int64_t pb, int64_t pl, int64_t pr, const T *restrict x,             \
+                    T *restrict out) {                                                   \
+    int64_t oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1;                             \
+    int64_t ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1;                             \
     for (int64_t b = 0; b < n; b++)                                                      \
     for (int64_t y = 0; y < oh; y++)                                                     \
     for (int64_t xo = 0; xo < ow; xo++) {                                                \
         T *restrict o = out + ((b * oh + y) * ow + xo) * kh * kw * c;                    \
+        int64_t x0 = xo * sw - pl;                                                       \
+        int inside = x0 >= 0 && x0 + (kw - 1) * dw < w;                                  \
         for (int64_t i = 0; i < kh; i++) {                                               \
-            const T *row = x + ((b * h + y * sh + i * dh) * w + xo * sw) * c;            \
-            if (dw == 1) {                                                               \
-                memcpy(o, row, kw * c * sizeof(T));                                      \
+            int64_t r = y * sh + i * dh - pt;                                            \
+            if (r < 0 || r >= h) {                                                       \
+                memset(o, 0, kw * c * sizeof(T));                                        \
+                o += kw * c;                                                             \
+                continue;                                                                \
+            }                                                                            \
+            const T *row = x + (b * h + r) * w * c;                                      \
+            if (dw == 1 && inside) {                                                     \
+                memcpy(o, row + x0 * c, kw * c * sizeof(T));                             \
                 o += kw * c;                                                             \
             } else {                                                                     \
-                for (int64_t j = 0; j < kw; j++, o += c)                                 \
-                    memcpy(o, row + j * dw * c, c * sizeof(T));                          \
+                for (int64_t j = 0; j < kw; j++, o += c) {                               \
+                    int64_t col = x0 + j * dw;                                           \
+                    if (col >= 0 && col < w)                                             \
+                        memcpy(o, row + col * c, c * sizeof(T));                         \
+                    else                                                                 \
+                        memset(o, 0, c * sizeof(T));                                     \
+                }                                                                        \
             }                                                                            \
         }                                                                                \
     }                                                                                    \
@@ -185,23 +201,30 @@ PATCHES(nn_float32, float)
 PATCHES(nn_float64, double)
 
 /* The adjoint of PATCHES: out (n, h, w, c) = 0, then each window added back where it came
-   from, windows in order (reading cols in order: three times faster than gathering each
-   pixel's entries). */
+   from (entries over the padding dropped), windows in order (reading cols in order: three
+   times faster than gathering each pixel's entries). */
 #define COL2IM(NAME, T)                                                                  \
 void NAME##_col2im(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,   \
-                   int64_t sh, int64_t sw, int64_t dh, int64_t dw,                       \
-                   const T *restrict cols, T *restrict out) {                            \
-    int64_t oh = (h - (kh - 1) * dh - 1) / sh + 1, ow = (w - (kw - 1) * dw - 1) / sw + 1;  \
+                   int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,           \
+                   int64_t pb, int64_t pl, int64_t pr, const T *restrict cols,           \
+                   T *restrict out) {                                                    \
+    int64_t oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1;                             \
+    int64_t ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1;                             \
     memset(out, 0, n * h * w * c * sizeof(T));                                           \
     for (int64_t b = 0; b < n; b++)                                                      \
     for (int64_t y = 0; y < oh; y++)                                                     \
     for (int64_t x = 0; x < ow; x++) {                                                   \
         const T *src = cols + ((b * oh + y) * ow + x) * kh * kw * c;                     \
-        for (int64_t i = 0; i < kh; i++)                                                 \
-        for (int64_t j = 0; j < kw; j++) {                                               \
-            T *o = out + ((b * h + y * sh + i * dh) * w + x * sw + j * dw) * c;          \
-            const T *s = src + (i * kw + j) * c;                                         \
-            for (int64_t ch = 0; ch < c; ch++) o[ch] += s[ch];                           \
+        for (int64_t i = 0; i < kh; i++) {                                               \
+            int64_t r = y * sh + i * dh - pt;                                            \
+            if (r < 0 || r >= h) continue;                                               \
+            for (int64_t j = 0; j < kw; j++) {                                           \
+                int64_t col = x * sw + j * dw - pl;                                      \
+                if (col < 0 || col >= w) continue;                                       \
+                T *o = out + ((b * h + r) * w + col) * c;                                \
+                const T *s = src + (i * kw + j) * c;                                     \
+                for (int64_t ch = 0; ch < c; ch++) o[ch] += s[ch];                       \
+            }                                                                            \
         }                                                                                \
     }                                                                                    \
 }

@@ -73,8 +73,68 @@ def _native_patches(x, ksize, strides, dilations):
     n, h, w, c = x.shape
     oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
     out = np.empty((n, oh, ow, kh, kw, c), x.dtype)
-    fn(n, h, w, c, kh, kw, sh, sw, dh, dw, x.ctypes.data, out.ctypes.data)
+    fn(n, h, w, c, kh, kw, sh, sw, dh, dw, 0, 0, 0, 0, x.ctypes.data, out.ctypes.data)
     return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ksize,strides,dilations,pads", [
+    ((3, 3), (2, 2), (1, 1), ((0, 1), (0, 1))),       # TF's SAME, stride 2, even image
+    ((3, 3), (1, 1), (1, 1), ((1, 1), (1, 1))),
+    ((5, 5), (1, 1), (1, 1), ((2, 2), (2, 2))),       # windows wider than some images' rows
+    ((3, 2), (1, 2), (2, 1), ((2, 1), (1, 3))),
+    ((1, 1), (2, 3), (1, 1), ((0, 0), (4, 0)))])      # whole windows on the padding
+def test_patches_of_a_padded_image_and_col2im_back_need_no_padded_copy(dtype, ksize, strides,
+                                                                       dilations, pads):
+    """Against numpy: the windows of the zero-padded copy, and col2im's adjoint (the windows
+    added into the padded image, then cropped)."""
+    x = np.random.default_rng(4).standard_normal((3, 6, 4, 5)).astype(dtype)
+    padded = np.pad(x, ((0, 0),) + pads + ((0, 0),))
+    want = conv_ops._patches_forward(padded, ksize, strides, dilations)
+    got = native_nn.patches(x, ksize, strides, dilations, pads)
+    np.testing.assert_array_equal(got, want)
+    cols = np.random.default_rng(5).standard_normal(want.shape).astype(dtype)
+    (top, _), (left, _) = pads
+    back = conv_ops._col2im_forward(cols, padded.shape[1:3], ksize, strides,
+                                    dilations)[:, top:top + 6, left:left + 4]
+    np.testing.assert_allclose(native_nn.col2im(cols, (6, 4), ksize, strides, dilations,
+                                                pads=pads), back, rtol=1e-6, atol=1e-6)
+
+
+def test_a_traced_im2col_same_convolution_has_no_pad_op_and_matches_a_padded_copy():
+    """Conv2D(padding="same") on im2col (stride 2; 8x8 images, which Winograd leaves to
+    im2col) against ZeroPadding2D + a VALID Conv2D with the same weights: the same losses and
+    weights after three steps, and no pad op in the traced step."""
+    from tests.test_plan_fusion import _op_names
+    L = tf.keras.layers
+
+    def build(same):
+        tf.random.set_seed(4)
+        convs = ([L.Conv2D(16, 3, strides=2, padding="same", activation="relu"),
+                  L.Conv2D(8, 3, padding="same", activation="relu")] if same else
+                 [L.ZeroPadding2D(((0, 1), (0, 1))), L.Conv2D(16, 3, strides=2,
+                                                            activation="relu"),
+                  L.ZeroPadding2D(1), L.Conv2D(8, 3, activation="relu")])
+        model = tf.keras.Sequential(convs + [L.Flatten(), L.Dense(3)])
+        model.build((None, 16, 16, 8))
+        return model
+
+    same, padded = build(True), build(False)
+    for a, b in zip(padded.variables, same.variables):
+        b.assign(a)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((6, 16, 16, 8)).astype(np.float32)
+    y = rng.integers(0, 3, 6).astype(np.int32)
+    runs = {}
+    for name, model in (("same", same), ("padded", padded)):
+        step = tf.function(sparse_ce_step(model, tf.keras.optimizers.Adam(1e-2)))
+        runs[name] = [float(step(x, y)) for _ in range(3)], step
+    np.testing.assert_allclose(runs["same"][0], runs["padded"][0], rtol=1e-6)
+    assert runs["same"][0][-1] < runs["same"][0][0]
+    for a, b in zip(same.variables, padded.variables):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    assert "_pad_forward" not in _op_names(runs["same"][1])
+    assert _op_names(runs["padded"][1]).count("_pad_forward") == 2
 
 
 @pytest.mark.parametrize("channels", [1, 2, 3])

@@ -1,15 +1,16 @@
 """2-D convolution and pooling (NHWC).
 
-``conv2d`` = pad (SAME: TF's split, the odd pixel at the end) -> ``conv2d_valid``, which runs
-Winograd's F(2x2, 3x3) or F(4x4, 3x3) where it applies (``minitf.winograd``: 3x3, stride 1,
-8+ channels, the native kernels loaded), a direct kernel for 3x3 filters over one- or
-three-channel images (``minitf.direct_conv``), and otherwise ``extract_patches`` (sliding windows,
+``conv2d`` = ``conv2d_valid`` with the padding (SAME: TF's split, the odd pixel at the end) as
+its attribute ``pads``. It runs Winograd's F(2x2, 3x3) or F(4x4, 3x3) where it applies and
+pays (``minitf.winograd``: 3x3, stride 1, 16+ channels, large enough outputs, the native
+kernels loaded), a direct kernel for 3x3 filters over one- or three-channel images
+(``minitf.direct_conv``), and otherwise ``extract_patches`` (sliding windows,
 ``(N, OH, OW, KH, KW, C)``) -> one matmul with the filters as a ``(KH*KW*C, O)`` matrix. The
-patches' gradient (col2im) adds each window back. Where Winograd runs, ``conv2d_valid`` and
-its two gradient ops take the padding as an attribute (``pads``) instead: the tiles read it as
-zeros and the input gradient comes out without it, so no padded copy of the activations is
-made forward and no cropped view of the gradient backward. Pools reduce the same patches over
-the window axes, or, for windows that tile the image, run a native one-pass kernel.
+patches' gradient (col2im) adds each window back. Winograd's tiles and the native patches read
+the padding as zeros and the input gradient comes out without it, so no padded copy of the
+activations is made forward and no cropped view of the gradient backward (the direct kernels
+and the non-native path pad a copy). Pools reduce the same patches over the window axes, or,
+for windows that tile the image, run a native one-pass kernel.
 """
 import numpy
 
@@ -110,11 +111,22 @@ def _may_cache(x):
     return bool(state.active) and not isinstance(x, Variable)
 
 
-def _cached_patches(x, ksize, strides, dilations, store):
-    key = ("patches", tuple(ksize), tuple(strides), tuple(dilations), x.shape, x.dtype)
+def _padded_patches(x, ksize, strides, dilations, pads):
+    """``extract_patches`` of ``x`` zero-padded by ``pads``: natively without a padded copy
+    where the kernel runs."""
+    if pads != _NO_PADS:
+        out = native_nn.patches(x, ksize, strides, dilations, pads)
+        if out is not None:
+            return out
+    return _patches_forward(_padded(x, pads), ksize, strides, dilations)
+
+
+def _cached_patches(x, ksize, strides, dilations, store, pads=None):
+    pads = _NO_PADS if pads is None else pads
+    key = ("patches", tuple(ksize), tuple(strides), tuple(dilations), pads, x.shape, x.dtype)
     patches = _derived.get(x, key)
     if patches is None:
-        patches = _patches_forward(x, ksize, strides, dilations)
+        patches = _padded_patches(x, ksize, strides, dilations, pads)
         if store:
             _derived.put(x, key, patches)
     return patches
@@ -172,12 +184,10 @@ def _conv_forward(x, w, strides, dilations=(1, 1), cache=True, pads=_NO_PADS):
     pads = _pads(pads)
     if _winograd(_padded_shape(x.shape, pads), w.shape, strides, dilations, x.dtype, w.dtype):
         return winograd.conv(x, w, _input_transform(x, cache, pads), pads=pads)
-    if pads != _NO_PADS:
-        x, cache = _padded(x, pads), False     # a copy made here: nothing to cache on it
-    if _direct(x.shape, w.shape, strides, dilations, x.dtype, w.dtype):
-        return direct_conv.conv(x, w)
+    if _direct(_padded_shape(x.shape, pads), w.shape, strides, dilations, x.dtype, w.dtype):
+        return direct_conv.conv(_padded(x, pads), w)
     kh, kw, c, o = w.shape
-    patches = _cached_patches(x, (kh, kw), strides, dilations, cache)
+    patches = _cached_patches(x, (kh, kw), strides, dilations, cache, pads)
     n, oh, ow = patches.shape[:3]
     return matrix_product(patches.reshape(n * oh * ow, kh * kw * c),
                           w.reshape(kh * kw * c, o)).reshape(n, oh, ow, o)
@@ -186,9 +196,9 @@ def _conv_forward(x, w, strides, dilations=(1, 1), cache=True, pads=_NO_PADS):
 _COLS_BYTES = 8 << 20   # the product's rows per chunk: a few MB, not the whole batch's
 
 
-def _input_grad_by_col2im(g, w, size, strides, dilations):
-    """``col2im(g @ W^T)``, a chunk of images at a time (bounded scratch memory), or None
-    where the native kernel cannot run."""
+def _input_grad_by_col2im(g, w, size, strides, dilations, pads=_NO_PADS):
+    """``col2im(g @ W^T)`` (what falls on the padding ``pads`` dropped), a chunk of images at
+    a time (bounded scratch memory), or None where the native kernel cannot run."""
     kh, kw, c, o = w.shape
     n, oh, ow, _ = g.shape
     wt = w.reshape(kh * kw * c, o).T
@@ -199,7 +209,7 @@ def _input_grad_by_col2im(g, w, size, strides, dilations):
         part = g[start:start + step]
         cols = matrix_product(part.reshape(-1, o), wt).reshape(part.shape[:3] + (kh, kw, c))
         if native_nn.col2im(cols, size, (kh, kw), strides, dilations,
-                            out=out[start:start + step]) is None:
+                            out=out[start:start + step], pads=pads) is None:
             return None     # not a dtype the kernel has: only the first chunk gets here
     return out
 
@@ -222,6 +232,10 @@ def _conv_input_grad_forward(g, w, size, strides, dilations=(1, 1), pads=_NO_PAD
         full = _padded_shape((n,) + tuple(size) + (c,), pads)
         if _winograd(full, w.shape, strides, dilations, g.dtype, w.dtype):
             return winograd.input_grad(g, w, size, pads)
+        if native_nn.available() and g.dtype == w.dtype:
+            out = _input_grad_by_col2im(g, w, size, strides, dilations, pads)
+            if out is not None:
+                return out
         (top, _), (left, _) = pads
         out = _conv_input_grad_forward(g, w, full[1:3], strides, dilations)
         return out[:, top:top + size[0], left:left + size[1]]
@@ -251,10 +265,10 @@ def _conv_filter_grad_forward(x, g, ksize, strides, dilations=(1, 1), pads=_NO_P
     if _winograd(_padded_shape(x.shape, pads), tuple(ksize) + (c, o), strides, dilations,
                  x.dtype, g.dtype):
         return winograd.filter_grad(x, g, _input_transform(x, False, pads), pads=pads)
-    x = _padded(x, pads)
-    if _direct(x.shape, tuple(ksize) + (c, o), strides, dilations, x.dtype, g.dtype):
-        return direct_conv.filter_grad(x, g)
-    patches = _cached_patches(x, ksize, strides, dilations, store=False).reshape(-1, kh * kw * c)
+    if _direct(_padded_shape(x.shape, pads), tuple(ksize) + (c, o), strides, dilations, x.dtype,
+               g.dtype):
+        return direct_conv.filter_grad(_padded(x, pads), g)
+    patches = _cached_patches(x, ksize, strides, dilations, False, pads).reshape(-1, kh * kw * c)
     g = g.reshape(-1, o)
     # BLAS runs these faster with the longer of the two small dimensions as the output's rows.
     grad = matrix_product(g.T, patches).T if kh * kw * c > o else matrix_product(patches.T, g)
@@ -295,7 +309,9 @@ def _conv_samples():
             ((u(1, 5, 4, 8), u(3, 3, 8, 8)), {"strides": (1, 1), "dilations": (1, 1),
                                               "pads": ((1, 1), (2, 0))}),  # Winograd, padded
             ((u(1, 4, 5, 3), u(2, 3, 3, 4)), {"strides": (2, 1), "dilations": (1, 1),
-                                              "pads": ((0, 1), (1, 1))})]  # padded copy
+                                              "pads": ((0, 1), (1, 1))}),  # padded patches
+            ((u(2, 5, 4, 2), u(3, 2, 2, 3)), {"strides": (2, 2), "dilations": (1, 2),
+                                              "pads": ((1, 1), (2, 1))})]
 
 
 conv2d_valid = defop("conv2d_valid", _conv_forward, arity=2, save=(0, 1), vjp=_conv_vjp,
@@ -624,14 +640,10 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     dilation = _pair(1 if dilations is None else dilations, "conv2d: dilations", data_format)
     pads = _paddings(padding, x._value.shape[1:3], (kh, kw), stride, dilation, data_format)
     try:
-        if pads != _NO_PADS and _winograd(_padded_shape(x._value.shape, pads), w._value.shape,
-                                          stride, dilation, x._value.dtype, w._value.dtype):
-            # Winograd's tiles read the padding as zeros: no padded copy of the activations.
-            out = conv2d_valid(x, w, strides=stride, dilations=dilation, cache=_may_cache(x),
-                               pads=pads)
-        else:
-            x = _pad_hw(x, pads)
-            out = conv2d_valid(x, w, strides=stride, dilations=dilation, cache=_may_cache(x))
+        # Winograd's tiles and the native patches read the padding as zeros: no padded copy
+        # of the activations (a copy only for the direct kernels and off the native path).
+        out = conv2d_valid(x, w, strides=stride, dilations=dilation, cache=_may_cache(x),
+                           pads=pads)
     except ValueError as exc:
         raise ValueError(f"conv2d: input shape {tuple(x.shape)}, filters {tuple(w.shape)}, "
                          f"padding {padding!r}: {exc}") from None

@@ -363,8 +363,8 @@ def applies(x_shape, w_shape, strides, dilations, dtype):
 # im2col + MKL's products on a 2-core Xeon (AVX-512), batches of 64 and 128, 7x7 to 28x28
 # images, 16 to 128 channels (docs/performance-intel.md). Small outputs lose (7x7: 0.3-0.6x
 # im2col's speed; the transforms and the (tiles, C) @ (C, O) products of few tiles cost more
-# than the multiply-adds they save), as do 16 input channels on 14x14 images (0.7-0.95x);
-# 32 channels from 12x12 outputs and 16 from 26x26 win (1.1-3.4x).
+# than the multiply-adds they save), as do 16 input channels on 14x14 images (0.6-0.95x);
+# 32 channels from 12x12 outputs win or tie (0.9-3.6x), 16 from 26x26 mostly (0.8-1.9x).
 MIN_OUTPUT_PIXELS = 100
 MIN_OUTPUT_PIXELS_FEW_CHANNELS = 400
 FEW_CHANNELS = 32       # input channels below this need the larger outputs

@@ -87,6 +87,13 @@ def available():
     return native.family("nn") is not None
 
 
+def has_kernel(name, dtype):
+    """Whether the kernel ``name`` is built and loaded for arrays of ``dtype``."""
+    from . import native
+    family = native.family("nn")
+    return family is not None and dtype in family.fns[name]
+
+
 _CHAR = ctypes.c_char
 
 

@@ -121,8 +121,7 @@ def _padded_patches(x, ksize, strides, dilations, pads):
     return _patches_forward(_padded(x, pads), ksize, strides, dilations)
 
 
-def _cached_patches(x, ksize, strides, dilations, store, pads=None):
-    pads = _NO_PADS if pads is None else pads
+def _cached_patches(x, ksize, strides, dilations, store, pads):
     key = ("patches", tuple(ksize), tuple(strides), tuple(dilations), pads, x.shape, x.dtype)
     patches = _derived.get(x, key)
     if patches is None:
@@ -210,7 +209,7 @@ def _input_grad_by_col2im(g, w, size, strides, dilations, pads=_NO_PADS):
         cols = matrix_product(part.reshape(-1, o), wt).reshape(part.shape[:3] + (kh, kw, c))
         if native_nn.col2im(cols, size, (kh, kw), strides, dilations,
                             out=out[start:start + step], pads=pads) is None:
-            return None     # not a dtype the kernel has: only the first chunk gets here
+            return None     # not arrays the kernel takes: only the first chunk gets here
     return out
 
 
@@ -228,23 +227,18 @@ def _conv_input_grad_forward(g, w, size, strides, dilations=(1, 1), pads=_NO_PAD
     kh, kw, c, o = w.shape
     n, oh, ow, _ = g.shape
     pads = _pads(pads)
-    if pads != _NO_PADS:
-        full = _padded_shape((n,) + tuple(size) + (c,), pads)
-        if _winograd(full, w.shape, strides, dilations, g.dtype, w.dtype):
-            return winograd.input_grad(g, w, size, pads)
-        if native_nn.available() and g.dtype == w.dtype:
-            out = _input_grad_by_col2im(g, w, size, strides, dilations, pads)
-            if out is not None:
-                return out
+    full = _padded_shape((n,) + tuple(size) + (c,), pads)
+    if _winograd(full, w.shape, strides, dilations, g.dtype, w.dtype):
+        return winograd.input_grad(g, w, size, pads)
+    # The dtype checked first: a product computed for a kernel that cannot take it is wasted.
+    if g.dtype == w.dtype and native_nn.has_kernel("col2im", g.dtype):
+        out = _input_grad_by_col2im(g, w, size, strides, dilations, pads)
+        if out is not None:
+            return out
+    if pads != _NO_PADS:   # the per-offset products below on the padded image, then a crop
         (top, _), (left, _) = pads
         out = _conv_input_grad_forward(g, w, full[1:3], strides, dilations)
         return out[:, top:top + size[0], left:left + size[1]]
-    if _winograd((n,) + tuple(size) + (c,), w.shape, strides, dilations, g.dtype, w.dtype):
-        return winograd.input_grad(g, w, size)
-    if native_nn.available() and g.dtype == w.dtype:
-        out = _input_grad_by_col2im(g, w, size, strides, dilations)
-        if out is not None:
-            return out
     (sh, sw), (dh, dw) = strides, dilations
     g2 = g.reshape(n * oh * ow, o)
     out = xp.zeros((n,) + tuple(size) + (c,), dtype=g.dtype)

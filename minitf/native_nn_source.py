@@ -215,15 +215,26 @@ void NAME##_col2im(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64
     for (int64_t y = 0; y < oh; y++)                                                     \
     for (int64_t x = 0; x < ow; x++) {                                                   \
         const T *src = cols + ((b * oh + y) * ow + x) * kh * kw * c;                     \
+        int64_t x0 = x * sw - pl;                                                        \
+        /* with dw == 1 a window row is one run of (j1 - j0) * c elements in the image */ \
+        int64_t j0 = x0 < 0 ? -x0 : 0, j1 = x0 + kw > w ? w - x0 : kw;                  \
         for (int64_t i = 0; i < kh; i++) {                                               \
             int64_t r = y * sh + i * dh - pt;                                            \
             if (r < 0 || r >= h) continue;                                               \
+            T *row = out + (b * h + r) * w * c;                                          \
+            const T *s = src + i * kw * c;                                               \
+            if (dw == 1) {                                                               \
+                T *restrict o = row + (x0 + j0) * c;                                     \
+                const T *restrict sj = s + j0 * c;                                       \
+                for (int64_t t = 0; t < (j1 - j0) * c; t++) o[t] += sj[t];               \
+                continue;                                                                \
+            }                                                                            \
             for (int64_t j = 0; j < kw; j++) {                                           \
-                int64_t col = x * sw + j * dw - pl;                                      \
+                int64_t col = x0 + j * dw;                                               \
                 if (col < 0 || col >= w) continue;                                       \
-                T *o = out + ((b * h + r) * w + col) * c;                                \
-                const T *s = src + (i * kw + j) * c;                                     \
-                for (int64_t ch = 0; ch < c; ch++) o[ch] += s[ch];                       \
+                T *o = row + col * c;                                                    \
+                const T *sj = s + j * c;                                                 \
+                for (int64_t ch = 0; ch < c; ch++) o[ch] += sj[ch];                      \
             }                                                                            \
         }                                                                                \
     }                                                                                    \

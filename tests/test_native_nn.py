@@ -83,7 +83,8 @@ def _native_patches(x, ksize, strides, dilations):
     ((3, 3), (1, 1), (1, 1), ((1, 1), (1, 1))),
     ((5, 5), (1, 1), (1, 1), ((2, 2), (2, 2))),       # windows wider than some images' rows
     ((3, 2), (1, 2), (2, 1), ((2, 1), (1, 3))),
-    ((1, 1), (2, 3), (1, 1), ((0, 0), (4, 0)))])      # whole windows on the padding
+    ((1, 1), (2, 3), (1, 1), ((0, 0), (4, 0))),       # whole windows on the padding
+    ((2, 3), (1, 1), (1, 1), ((1, 0), (4, 5)))])      # ... and rows of windows cut at both ends
 def test_patches_of_a_padded_image_and_col2im_back_need_no_padded_copy(dtype, ksize, strides,
                                                                        dilations, pads):
     """Against numpy: the windows of the zero-padded copy, and col2im's adjoint (the windows

@@ -216,14 +216,15 @@ void NAME##_col2im(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64
     for (int64_t x = 0; x < ow; x++) {                                                   \
         const T *src = cols + ((b * oh + y) * ow + x) * kh * kw * c;                     \
         int64_t x0 = x * sw - pl;                                                        \
-        /* with dw == 1 a window row is one run of (j1 - j0) * c elements in the image */ \
-        int64_t j0 = x0 < 0 ? -x0 : 0, j1 = x0 + kw > w ? w - x0 : kw;                  \
+        /* with dw == 1 a window row is one run of (j1 - j0) * c image elements */       \
+        int64_t j0 = x0 < 0 ? -x0 : 0, j1 = x0 + kw > w ? w - x0 : kw;                   \
         for (int64_t i = 0; i < kh; i++) {                                               \
             int64_t r = y * sh + i * dh - pt;                                            \
             if (r < 0 || r >= h) continue;                                               \
             T *row = out + (b * h + r) * w * c;                                          \
             const T *s = src + i * kw * c;                                               \
             if (dw == 1) {                                                               \
+                if (j1 <= j0) continue;            /* the whole window on the padding */ \
                 T *restrict o = row + (x0 + j0) * c;                                     \
                 const T *restrict sj = s + j0 * c;                                       \
                 for (int64_t t = 0; t < (j1 - j0) * c; t++) o[t] += sj[t];               \

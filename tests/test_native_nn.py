@@ -102,6 +102,17 @@ def test_patches_of_a_padded_image_and_col2im_back_need_no_padded_copy(dtype, ks
                                                 pads=pads), back, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("padding", [[[0, 0], [0, 0], [1, 0], [0, 0]], "VALID"])
+def test_explicit_padding_too_small_for_the_filter_is_an_error_naming_the_padded_size(padding):
+    """The native padded windows keep im2col's check: a 3x3 filter on a 2x2 image padded to
+    2x3 has no window, the same error as the unpadded path (not an empty result)."""
+    x = tf.ones((1, 2, 2, 4))
+    w = tf.ones((3, 3, 4, 2))
+    size = "2x3" if padding != "VALID" else "2x2"
+    with pytest.raises(ValueError, match=f"a 3x3 window .* does not fit in {size}"):
+        tf.nn.conv2d(x, w, 1, padding)
+
+
 def test_a_traced_im2col_same_convolution_has_no_pad_op_and_matches_a_padded_copy():
     """Conv2D(padding="same") on im2col (stride 2; 8x8 images, which Winograd leaves to
     im2col) against ZeroPadding2D + a VALID Conv2D with the same weights: the same losses and

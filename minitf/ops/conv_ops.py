@@ -37,13 +37,21 @@ def _out_size(size, k, s, d):
     return (size - (k - 1) * d - 1) // s + 1
 
 
+def _window_counts(size, ksize, strides, dilations):
+    """``(OH, OW)``: how many windows fit down and across an image of ``size`` (H, W); a
+    ValueError where none does."""
+    (h, w), (kh, kw), (sh, sw), (dh, dw) = size, ksize, strides, dilations
+    oh, ow = _out_size(h, kh, sh, dh), _out_size(w, kw, sw, dw)
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"a {kh}x{kw} window (dilation {dh}x{dw}) does not fit in {h}x{w}")
+    return oh, ow
+
+
 def _patches_forward(x, ksize, strides, dilations=(1, 1)):
     """Windows over axes -3, -2 of ``(..., H, W, C)``: ``(..., OH, OW, KH, KW, C)``, contiguous."""
     (kh, kw), (sh, sw), (dh, dw) = ksize, strides, dilations
     *lead, h, w, c = x.shape
-    oh, ow = _out_size(h, kh, sh, dh), _out_size(w, kw, sw, dw)
-    if oh <= 0 or ow <= 0:
-        raise ValueError(f"a {kh}x{kw} window (dilation {dh}x{dw}) does not fit in {h}x{w}")
+    oh, ow = _window_counts((h, w), ksize, strides, dilations)
     out = native_nn.patches(x, ksize, strides, dilations)
     if out is not None:
         return out
@@ -115,6 +123,7 @@ def _padded_patches(x, ksize, strides, dilations, pads):
     """``extract_patches`` of ``x`` zero-padded by ``pads``: natively without a padded copy
     where the kernel runs."""
     if pads != _NO_PADS:
+        _window_counts(_padded_shape(x.shape, pads)[1:3], ksize, strides, dilations)
         out = native_nn.patches(x, ksize, strides, dilations, pads)
         if out is not None:
             return out

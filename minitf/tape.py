@@ -11,6 +11,7 @@ import math
 import numpy
 
 from . import backend as B
+from . import eager_fusion
 from ._state import PauseRecording, state
 from .nest import flatten, pack_sequence_as
 from .ops import registry
@@ -24,6 +25,7 @@ logger = logging.getLogger("minitf")
 
 OP, IN_IDS, SAVED, OUT, ATTRS, SHAPES, OUT_ID = range(7)
 _NEEDS1 = (True,)
+_TILED_MAX_POOL = registry.OPS["tiled_max_pool"]
 
 _PERSISTENT_IN_CONTEXT = ("Calling GradientTape.gradient on a persistent tape inside its context "
                           "is significantly less efficient than calling it outside the context "
@@ -549,6 +551,8 @@ class _Backward:
         # namespace's context is restored afterwards and set again before every rule.
         context = F.nb, F.needs, F.shapes
         raw = not tensor_mode
+        fuse_pools = raw and not nb and not check and eager_fusion.ENABLED
+        pool_relu = None
         try:
             for op, in_ids, saved, out, attrs, shapes, out_id in reversed(relevant):
                 if out_id in keep:
@@ -557,6 +561,15 @@ class _Backward:
                     g = grads.pop(out_id, None)
                 if g is None:
                     continue
+                in_grads = None
+                if op is _TILED_MAX_POOL and fuse_pools:
+                    if pool_relu is None:
+                        pool_relu = eager_fusion.PoolRelu(relevant)
+                    fused = pool_relu.grads((op, in_ids, saved, out, attrs, shapes, out_id), g,
+                                            grads, keep, reach)
+                    if fused is not None:   # the relu's record gets its gradients here
+                        producer, in_grads = fused
+                        in_ids, shapes = producer[IN_IDS], producer[SHAPES]
                 n = len(in_ids)
                 if n == 1:
                     needs = _NEEDS1  # a relevant record's only input is always reached
@@ -564,8 +577,8 @@ class _Backward:
                     needs = (in_ids[0] in reach, in_ids[1] in reach)
                 else:
                     needs = tuple([i in reach for i in in_ids])
-                in_grads = None
-                if isinstance(g, SparseCotangent):  # None back: the op needs the dense batch
+                if in_grads is None and isinstance(g, SparseCotangent):
+                    # None back: the op needs the dense batch
                     in_grads = g.backprop(op, saved and _values(saved),
                                           None if out is None else out._value, attrs, needs,
                                           shapes)

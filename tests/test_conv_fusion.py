@@ -7,7 +7,7 @@ import pytest
 
 import minitf as tf
 from minitf import backend as B
-from minitf import native_nn, plan_fusion
+from minitf import eager_fusion, native_nn, plan_fusion
 from minitf.ops.array_ops import image_sums_key
 from minitf.ops.derived import derived
 from minitf.ops.registry import RAW
@@ -143,10 +143,14 @@ def test_traced_same_conv_conv_step_fuses_the_bias_sums_and_trains_as_unfused_an
 
 
 @native_only
-def test_a_replay_takes_the_convolution_bias_sums_from_the_relu_gradient(monkeypatch):
+@pytest.mark.parametrize("eager_fused", [True, False])
+def test_a_replay_takes_the_convolution_bias_sums_from_the_relu_gradient(eager_fused,
+                                                                          monkeypatch):
+    """So does an eager step (``bias_activation``'s relu rule), unless fusion is off."""
+    monkeypatch.setattr(eager_fusion, "ENABLED", eager_fused)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((9, 12, 12, 3)).astype(np.float32)
     y = rng.integers(0, 3, 9).astype(np.int32)
     replayed, eager = image_sums_taken(_vgg_step(1, 3), x, y, monkeypatch)
     assert (9, 12, 12, 32) not in replayed      # the first layer's sums came with its mask
-    assert (9, 12, 12, 32) in eager             # eager: sum_to computes them
+    assert ((9, 12, 12, 32) in eager) is not eager_fused   # else sum_to computes them

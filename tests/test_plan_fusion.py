@@ -6,7 +6,7 @@ import pytest
 
 import minitf as tf
 from minitf import backend as B
-from minitf import native_nn, plan_fusion
+from minitf import eager_fusion, native_nn, plan_fusion
 from minitf.ops import conv_ops, norm_ops, pool_fusion_ops
 from minitf.ops.registry import RAW
 from minitf.testing import sparse_ce_step
@@ -197,16 +197,19 @@ def test_traced_cnn_step_fuses_both_pooling_layers_and_trains_as_unfused_and_eag
     assert [attrs.get("sums") for attrs in scatters] == [True, True]
 
 
-def test_a_replay_takes_the_bias_sums_from_the_scatter(monkeypatch):
-    """In a traced step the bias gradient after a fused scatter is not summed again."""
+@pytest.mark.parametrize("eager_fused", [True, False])
+def test_a_replay_takes_the_bias_sums_from_the_scatter(eager_fused, monkeypatch):
+    """In a traced step the bias gradient after a fused scatter is not summed again; nor in an
+    eager one (minitf.eager_fusion), unless that is turned off."""
     if B.get_backend() != "numpy" or not native_nn.available():
         pytest.skip("numpy's native kernels only (no C compiler, or another backend)")
+    monkeypatch.setattr(eager_fusion, "ENABLED", eager_fused)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((9, 20, 20, 2)).astype(np.float32)
     y = rng.integers(0, 3, 9).astype(np.int32)
     replayed, eager = image_sums_taken(_cnn_step(1), x, y, monkeypatch)
     assert replayed == []            # the first layer's sums came with its scatter
-    assert eager == [(9, 18, 18, 16)]   # eager: sum_to computes them
+    assert eager == ([] if eager_fused else [(9, 18, 18, 16)])   # else sum_to computes them
 
 
 def test_pair_is_not_fused_when_the_scatter_is_returned():

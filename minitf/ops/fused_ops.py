@@ -9,7 +9,7 @@ fused GPU kernel (loss and gradient in one launch) from ``nn_ops`` through ``spa
 import numpy
 
 from .. import backend as B
-from .. import cuda_kernels, native_nn
+from .. import cuda_kernels, eager_fusion, native_nn
 from ..tensor import Tensor
 from .registry import RAW, apply, defop
 
@@ -60,7 +60,11 @@ def _bias_activation_vjp(F, g, x, y, activation="linear"):
     if F is RAW and _fused(g):
         gz = cuda_kernels.activation_grad(g, y, activation)
     elif activation == "relu":
-        gz = F.relu_grad(g, y)
+        # On bare arrays, a bias gradient to follow (a convolution's: per-channel sums of gz
+        # over the images): the same pass leaves the sums for it (``relu_grad_sums``).
+        sums = (F is RAW and eager_fusion.ENABLED and not F.nb and F.needs[1] and y.ndim == 4
+                and len(F.shapes[1]) == 1)
+        gz = F.relu_grad_sums(g, y) if sums else F.relu_grad(g, y)
     elif activation == "sigmoid":
         gz = g * y * (1.0 - y)
     elif activation == "tanh":

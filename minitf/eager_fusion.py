@@ -1,0 +1,63 @@
+"""Backward rules of adjacent tape records fused in eager mode: ``minitf.plan_fusion``'s
+pooling rules for a tape's own backward pass.
+
+The backward pass of ``max_pool(relu(z))`` (``Conv2D(..., activation="relu")`` or ``ReLU``
+before ``MaxPooling2D``) runs the pool's rule (the gradient scattered to each window's first
+maximum), then the relu's (a mask), then, for a bias, a sum over the images: three passes
+over an activation-sized array. Where the relu's output feeds nothing else the pass reaches,
+``tiled_max_relu_grad`` writes the scatter already masked and, for a bias, each image's channel
+sums as it goes (picked up by ``sum_to``), in one pass. The values are the unfused rules' bit
+for bit (the fused ops' own tests hold that), and the relu's record is then skipped: nothing
+else gave its output a gradient.
+
+Only first-order passes on numpy arrays fuse (a pass that records its rules on a tape, a
+forward accumulator or a trace sees them unfused; a trace fuses its plan itself), and only
+rules nobody replaced (``RegisterGradient``). ``MINITF_PLAN_FUSION=0`` turns this off too.
+"""
+import collections
+import os
+
+import numpy
+
+from .ops.registry import OPS
+
+OP, IN_IDS, SAVED, OUT, ATTRS, SHAPES, OUT_ID = range(7)   # a tape record's fields
+
+ENABLED = os.environ.get("MINITF_PLAN_FUSION", "1") != "0"
+
+
+class PoolRelu:
+    """The records of one backward pass, indexed on first use: each output's record and how
+    many records of the pass read each tensor."""
+
+    def __init__(self, relevant):
+        self._producer = {e[OUT_ID]: e for e in relevant}
+        self._uses = collections.Counter(i for e in relevant for i in e[IN_IDS])
+        ops = OPS
+        self._relu, self._bias_relu = ops["relu"], ops["bias_activation"]
+
+    def grads(self, pool_entry, g, grads, keep, reach):
+        """``(relu's record, its input gradients)`` for a ``tiled_max_pool`` record whose input
+        a relu alone wrote and only the pool reads, with ``g`` the pool output's gradient; else
+        None (the rules run one by one)."""
+        a_id = pool_entry[IN_IDS][0]
+        producer = self._producer.get(a_id)
+        if (producer is None or type(g) is not numpy.ndarray or a_id in keep or a_id in grads
+                or self._uses[a_id] != 1 or pool_entry[OP].user_grad is not None):
+            return None
+        op = producer[OP]
+        if op.user_grad is not None or producer[OUT] is None:
+            return None
+        if op is self._bias_relu:
+            if producer[ATTRS].get("activation") != "relu":
+                return None
+        elif op is not self._relu:
+            return None
+        a = producer[OUT]._value
+        if type(a) is not numpy.ndarray or a.ndim != 4:
+            return None
+        bias = (op is self._bias_relu and len(producer[SHAPES][1]) == 1
+                and producer[IN_IDS][1] in reach)   # the sums only for a bias gradient
+        dz = OPS["tiled_max_relu_grad"].forward(a, g, ksize=pool_entry[ATTRS]["ksize"],
+                                                sums=bias)
+        return producer, ((dz, dz) if op is self._bias_relu else (dz,))

@@ -43,7 +43,8 @@ Last, for ``Conv2D(..., activation="relu")`` whose output a convolution reads
 result (the bias gradient), becomes ``relu_grad_sums``, which also sums each image's channels
 as it writes the result; ``sum_to`` takes those sums.
 
-``MINITF_PLAN_FUSION=0`` turns fusion off (to compare, or to rule it out).
+``MINITF_PLAN_FUSION=0`` turns fusion off (to compare, or to rule it out), and with it the
+eager counterparts of the pooling and bias-sum rules (``minitf.eager_fusion``).
 """
 import collections
 import os

@@ -6,9 +6,11 @@ before ``MaxPooling2D``) runs the pool's rule (the gradient scattered to each wi
 maximum), then the relu's (a mask), then, for a bias, a sum over the images: three passes
 over an activation-sized array. Where the relu's output feeds nothing else the pass reaches,
 ``tiled_max_relu_grad`` writes the scatter already masked and, for a bias, each image's channel
-sums as it goes (picked up by ``sum_to``), in one pass. The values are the unfused rules' bit
-for bit (the fused ops' own tests hold that), and the relu's record is then skipped: nothing
-else gave its output a gradient.
+sums as it goes (picked up by ``sum_to``), in one pass; after ``BatchNormalization`` (its
+output read by the relu alone) the pass adds up the batch norm's parameter sums instead
+(``tiled_max_relu_grad_bn``, picked up by ``batch_norm_reduce_grads``). The values are the
+unfused rules' bit for bit (the fused ops' own tests hold that), and the relu's record is then
+skipped: nothing else gave its output a gradient.
 
 Only first-order passes on numpy arrays fuse (a pass that records its rules on a tape, a
 forward accumulator or a trace sees them unfused; a trace fuses its plan itself), and only
@@ -33,8 +35,10 @@ class PoolRelu:
     def __init__(self, relevant):
         self._producer = {e[OUT_ID]: e for e in relevant}
         self._uses = collections.Counter(i for e in relevant for i in e[IN_IDS])
-        ops = OPS
-        self._relu, self._bias_relu = ops["relu"], ops["bias_activation"]
+        self._relu, self._bias_relu = OPS["relu"], OPS["bias_activation"]
+        self._batch_norm = OPS["batch_norm_train"]
+        self._masked_scatter = OPS["tiled_max_relu_grad"]
+        self._masked_scatter_bn = OPS["tiled_max_relu_grad_bn"]
 
     def grads(self, pool_entry, g, grads, keep, reach):
         """``(relu's record, its input gradients)`` for a ``tiled_max_pool`` record whose input
@@ -56,8 +60,24 @@ class PoolRelu:
         a = producer[OUT]._value
         if type(a) is not numpy.ndarray or a.ndim != 4:
             return None
-        bias = (op is self._bias_relu and len(producer[SHAPES][1]) == 1
-                and producer[IN_IDS][1] in reach)   # the sums only for a bias gradient
-        dz = OPS["tiled_max_relu_grad"].forward(a, g, ksize=pool_entry[ATTRS]["ksize"],
-                                                sums=bias)
-        return producer, ((dz, dz) if op is self._bias_relu else (dz,))
+        ksize = pool_entry[ATTRS]["ksize"]
+        if op is self._bias_relu:
+            bias = len(producer[SHAPES][1]) == 1 and producer[IN_IDS][1] in reach
+            dz = self._masked_scatter.forward(a, g, ksize=ksize, sums=bias)
+            return producer, (dz, dz)
+        norm = self._single_use_record(producer[IN_IDS][0], self._batch_norm)
+        if norm is not None and norm[SAVED] is not None:   # BatchNormalization, ReLU, pool
+            dz = self._masked_scatter_bn.forward(a, g, norm[SAVED][0]._value, ksize=ksize,
+                                                 epsilon=norm[ATTRS].get("epsilon", 1e-3))
+        else:
+            dz = self._masked_scatter.forward(a, g, ksize=ksize)
+        return producer, (dz,)
+
+    def _single_use_record(self, tensor_id, op):
+        """The record of ``op`` (no replaced gradient) that wrote ``tensor_id``, where only one
+        record of the pass reads that tensor; else None."""
+        record = self._producer.get(tensor_id)
+        if (record is None or record[OP] is not op or op.user_grad is not None
+                or self._uses[tensor_id] != 1):
+            return None
+        return record

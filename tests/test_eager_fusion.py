@@ -181,3 +181,23 @@ def test_a_recorded_backward_pass_is_not_fused_and_its_second_derivative_holds(f
     second = outer.gradient(penalty, z)
     assert second is None or not np.any(second.numpy())   # piecewise linear: zero
     assert not any(fused_calls)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_batch_norm_sums_come_with_the_scatter(fused, monkeypatch):
+    """Conv2D, BatchNormalization, ReLU, MaxPooling2D: the masked scatter adds up the batch
+    norm's parameter sums, so its gradient does not read the scatter again."""
+    if not _native():
+        pytest.skip("numpy's native kernels only (no C compiler, or another backend)")
+    rng = np.random.default_rng(6)
+    x = tf.constant(rng.standard_normal((16, 14, 14, 3)).astype(np.float32))
+    y = tf.constant(rng.integers(0, 10, 16))
+    model = tf.keras.Sequential([L.Conv2D(8, 3, padding="same", use_bias=False),
+                                 L.BatchNormalization(), L.ReLU(), L.MaxPooling2D(2),
+                                 L.Flatten(), L.Dense(10)])
+    model.build((None, 14, 14, 3))
+    reduced = []
+    real = native_nn.bn_reduce
+    monkeypatch.setattr(native_nn, "bn_reduce", lambda *a: reduced.append(a[1].shape) or real(*a))
+    _grads(model, x, y, fused, monkeypatch)
+    assert reduced == ([] if fused else [(16, 14, 14, 8)])

@@ -31,6 +31,11 @@ the core while spinning made it 21-24 ms): set ``MINITF_POOL_SPIN_US`` lower the
 before they take the second core). After ``fork`` the child starts with no workers and
 creates them on first use.
 
+A worker keeps the Python thread state of its first Python part (``run_parts``): ctypes
+otherwise creates one for every call into Python from a foreign thread and deletes it after,
+with the 16 KB frame stack it maps and unmaps. Kept, a CNN step spent 0.4-0.55 ms of system
+time instead of 1.2, and ran 3-5% faster (``MINITF_POOL_PIN_THREAD_STATE=0`` to compare).
+
 ``MINITF_THREAD_POOL=0`` (or ``MINITF_OPENBLAS=0``) leaves OpenBLAS's own threads in charge.
 """
 import ctypes
@@ -74,6 +79,7 @@ static struct {
 
 static _Atomic long pool_spin_ns = 2000000;
 static __thread int pool_inside;   /* this thread runs a part of a task now */
+static __thread int pool_is_worker;   /* this thread is one of the pool's workers */
 
 static inline uint64_t pool_now_ns(void) {
     struct timespec t;
@@ -95,6 +101,7 @@ static void *pool_worker(void *start) {
     int index = ((struct pool_start *)start)->index;
     unsigned seen = ((struct pool_start *)start)->seen;
     free(start);
+    pool_is_worker = 1;
     struct pool_slot *slot = &pool_slots[index];
     for (;;) {
         unsigned g, hurry = atomic_load(&pool.hurry);
@@ -207,6 +214,8 @@ void pool_set_spin_us(long us) { atomic_store(&pool_spin_ns, us * 1000); }
 
 int pool_workers(void) { return pool.workers; }
 
+int pool_on_worker(void) { return pool_is_worker; }   /* a worker, not a thread of one task */
+
 static void pool_after_fork(void) {   /* only the forking thread lives on in the child */
     pool.workers = 0;
     pthread_mutex_init(&pool.run_lock, NULL);
@@ -268,6 +277,7 @@ def install(lib):
     lib.pool_quiesce.argtypes, lib.pool_quiesce.restype = [], None
     lib.pool_set_spin_us.argtypes, lib.pool_set_spin_us.restype = [ctypes.c_long], None
     lib.pool_workers.argtypes, lib.pool_workers.restype = [], ctypes.c_int
+    lib.pool_on_worker.argtypes, lib.pool_on_worker.restype = [], ctypes.c_int
     lib.pool_run.argtypes, lib.pool_run.restype = [_PART, ctypes.c_void_p, ctypes.c_int], None
     if spin is not None:
         lib.pool_set_spin_us(max(0, int(spin)))
@@ -296,6 +306,28 @@ def active():
 
 
 _PART = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int)
+_adopted = set()     # the pool workers that keep a Python thread state
+PIN_THREAD_STATE = os.environ.get("MINITF_POOL_PIN_THREAD_STATE", "1") != "0"
+
+
+def _adopt_worker():
+    """On a pool worker's first part: name it as minitf's (it runs BLAS only as OpenBLAS's
+    threads while the pool is installed, so it never keeps ``openblas.park`` from stopping
+    OpenBLAS's workers), and keep its Python thread state from one part to the next. Without
+    that, ctypes creates a thread state for every call into Python from a foreign thread and
+    deletes it after, with the frame stack it allocates (a 16 KB mmap and munmap per part)."""
+    thread = threading.current_thread()
+    if not thread.name.startswith(openblas.THREAD_PREFIX):
+        thread.name = openblas.THREAD_PREFIX + "pool-worker"
+    if not _library.pool_on_worker():   # a thread made for one task: it ends after it
+        return
+    if PIN_THREAD_STATE:
+        ctypes.pythonapi.PyGILState_Ensure()   # never released: the thread state stays
+    _adopted.add(threading.get_ident())
+
+
+if hasattr(os, "register_at_fork"):   # the child's workers are new threads
+    os.register_at_fork(after_in_child=_adopted.clear)
 
 
 def run_parts(fn, parts):
@@ -312,12 +344,8 @@ def run_parts(fn, parts):
     set_local = openblas.local_threads_setter()
 
     def part(_, k):
-        if k:   # a pool worker: Python sees it as a thread of its own from its first part on
-            thread = threading.current_thread()
-            if not thread.name.startswith(openblas.THREAD_PREFIX):
-                # Named as minitf's: it runs BLAS only as OpenBLAS's threads, while the pool is
-                # installed, so it never keeps openblas.park from stopping OpenBLAS's workers.
-                thread.name = openblas.THREAD_PREFIX + "pool-worker"
+        if k and threading.get_ident() not in _adopted:   # a pool worker's first part
+            _adopt_worker()
         if set_local is not None:
             set_local(1)
         try:

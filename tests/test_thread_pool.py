@@ -173,3 +173,34 @@ def test_parts_run_their_products_on_their_own_thread(uses_blas):
         kernel_threads.run(body, parts, uses_blas=uses_blas)
         assert sorted(counts.values()) == [1] * len(parts)
     assert set_local(0) != 1                # this thread's count is back to the global one
+
+
+@needs_two_threads
+def test_a_worker_keeps_its_python_thread_state_between_parts():
+    """A pool worker's thread-local Python data outlive its part (ctypes would otherwise delete
+    the worker's thread state after every part); a thread made for one nested task does not
+    join the workers."""
+    if not thread_pool.PIN_THREAD_STATE:
+        pytest.skip("MINITF_POOL_PIN_THREAD_STATE=0")
+    parts = kernel_threads.split(1000, 1)
+    local = threading.local()
+    seen = []
+
+    def body(start, stop):
+        if start:
+            seen.append(getattr(local, "mark", None))
+            local.mark = ("set", threading.get_ident())
+
+    for _ in range(3):
+        thread_pool.run_parts(body, parts)
+    assert seen[0] is None or seen[0][0] == "set"     # this worker's first parts ever, or not
+    assert seen[1:] == [("set", seen[-1][1])] * 2     # the same worker, its data still there
+    workers = set(thread_pool._adopted)
+    assert seen[-1][1] in workers and len(workers) <= thread_pool.workers()
+
+    def nested(start, stop):     # a task from inside a part runs on threads of its own
+        if start:
+            thread_pool.run_parts(lambda a, b: None, parts)
+
+    thread_pool.run_parts(nested, parts)
+    assert thread_pool._adopted == workers

@@ -321,7 +321,7 @@ def _adopt_worker():
         thread.name = openblas.THREAD_PREFIX + "pool-worker"
     if not _library.pool_on_worker():   # a thread made for one task: it ends after it
         return
-    if PIN_THREAD_STATE:
+    if PIN_THREAD_STATE and hasattr(ctypes, "pythonapi"):   # CPython's C API
         ctypes.pythonapi.PyGILState_Ensure()   # never released: the thread state stays
     _adopted.add(threading.get_ident())
 

@@ -88,7 +88,7 @@ def run(fn, parts, uses_blas=False):
     are done and raises the first error. ``uses_blas``: ``fn`` runs small products (on the
     pool, every part's products run on its own thread: ``thread_pool.run_parts``)."""
     if len(parts) > 1 and thread_pool.active():
-        thread_pool.run_parts(fn, parts)
+        thread_pool.run_parts(fn, parts, uses_blas=uses_blas)
         return
     if len(parts) <= 1 or (openblas.available() and not openblas.park()):
         # A worker left spinning (another thread may be in BLAS) holds a core: two threads

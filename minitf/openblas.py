@@ -135,8 +135,9 @@ def core_name():
 
 def local_threads_setter():
     """OpenBLAS's ``openblas_set_num_threads_local`` (0.3.27 and later) or None: it sets the
-    calling thread's thread count for its next BLAS calls (0: the global count again) and
-    returns the count in force before."""
+    thread count for the next BLAS calls (0: the global count again) and returns the count in
+    force before. Despite its name it acts on the whole process in the OpenBLAS measured here
+    (0.3.31: another thread's setting made this thread's products run on one thread)."""
     global _set_local
     if _set_local is None:
         _search()

@@ -313,9 +313,10 @@ PIN_THREAD_STATE = os.environ.get("MINITF_POOL_PIN_THREAD_STATE", "1") != "0"
 def _adopt_worker():
     """On a pool worker's first part: name it as minitf's (it runs BLAS only as OpenBLAS's
     threads while the pool is installed, so it never keeps ``openblas.park`` from stopping
-    OpenBLAS's workers), and keep its Python thread state from one part to the next. Without
-    that, ctypes creates a thread state for every call into Python from a foreign thread and
-    deletes it after, with the frame stack it allocates (a 16 KB mmap and munmap per part)."""
+    OpenBLAS's workers), keep its Python thread state from one part to the next (without that,
+    ctypes creates a thread state for every call into Python from a foreign thread and deletes
+    it after, with the frame stack it allocates: a 16 KB mmap and munmap per part). A thread
+    made for one task is only named."""
     thread = threading.current_thread()
     if not thread.name.startswith(openblas.THREAD_PREFIX):
         thread.name = openblas.THREAD_PREFIX + "pool-worker"
@@ -330,33 +331,39 @@ if hasattr(os, "register_at_fork"):   # the child's workers are new threads
     os.register_at_fork(after_in_child=_adopted.clear)
 
 
-def run_parts(fn, parts):
+def run_parts(fn, parts, uses_blas=True):
     """``fn(start, stop)`` for every ``(start, stop)`` of ``parts`` on the pool's threads (the
     first on the calling thread); returns when all are done and raises the first error. Each
     part takes the GIL only around its Python call: ``fn`` is expected to spend its time in a
     ctypes call, which lets the GIL go.
 
-    A part's own BLAS products run on its thread alone (OpenBLAS's count set to one there, and
-    back to the global count after): a product OpenBLAS split inside a part would start a pool
-    task inside the pool's task, on threads made for that one call, and two such products at
-    once gave wrong results (``tests/test_thread_pool.py``)."""
+    With ``uses_blas`` (parts that may multiply), each part's products run on its own thread:
+    a product OpenBLAS split inside a part would start a pool task inside the pool's task, on
+    threads made for that one call, and two such products at once gave wrong results
+    (``tests/test_thread_pool.py``). OpenBLAS's thread count is set to one for the whole task
+    and back to the global count after: ``openblas_set_num_threads_local`` acts on the whole
+    process in the OpenBLAS measured here (another thread's setting made this thread's
+    products run on one thread), so setting it per part let the first part to finish restore
+    two threads under the others, and set inside a task it cost ~35 us a call. Parts that
+    never multiply leave the count alone."""
     errors = [None] * len(parts)
-    set_local = openblas.local_threads_setter()
 
     def part(_, k):
         if k and threading.get_ident() not in _adopted:   # a pool worker's first part
             _adopt_worker()
-        if set_local is not None:
-            set_local(1)
         try:
             fn(*parts[k])
         except BaseException as exc:   # noqa: BLE001 -- raised on the calling thread below
             errors[k] = exc
-        finally:
-            if set_local is not None:
-                set_local(0)
 
-    _library.pool_run(_PART(part), None, len(parts))
+    set_count = openblas.local_threads_setter() if uses_blas else None
+    if set_count is not None:
+        set_count(1)
+    try:
+        _library.pool_run(_PART(part), None, len(parts))
+    finally:
+        if set_count is not None:
+            set_count(0)
     for error in errors:
         if error is not None:
             raise error

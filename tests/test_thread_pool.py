@@ -1,6 +1,7 @@
 """minitf's thread pool as OpenBLAS's threading backend, and the Adam update split over it."""
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -150,20 +151,25 @@ def test_kernel_parts_run_on_the_pool_threads_and_raise_the_first_error():
 @needs_two_threads
 @pytest.mark.parametrize("uses_blas", [True, False])
 def test_parts_run_their_products_on_their_own_thread(uses_blas):
-    """Each part's products run on its own thread (OpenBLAS's count one there, and back to the
-    global count after). Products OpenBLAS split inside two parts at once, each a pool task
-    inside the pool's task, gave wrong results now and then."""
+    """Parts declared to multiply run their products on their own thread (OpenBLAS's count one
+    for the whole task, even after a faster part has ended, and back to the global count
+    after): products OpenBLAS split inside two parts at once, each a pool task inside the
+    pool's task, gave wrong results now and then. Parts declared not to multiply leave the
+    count alone."""
     set_local = openblas.local_threads_setter()
     if set_local is None:
         pytest.skip("OpenBLAS without openblas_set_num_threads_local")
     parts = kernel_threads.split(1000, 1)
     a, b = _operands(9)
     want = a.astype(np.float64) @ b
+    global_count = openblas.threads()
     for _ in range(20):
         counts = {}
         lock = threading.Lock()
 
         def body(start, stop):
+            if start == 0:
+                time.sleep(0.002)        # the calling thread's part ends last
             before = set_local(1)        # returns the count in force in this part
             set_local(before)
             with lock:
@@ -171,8 +177,8 @@ def test_parts_run_their_products_on_their_own_thread(uses_blas):
             np.testing.assert_allclose(a @ b, want, rtol=1e-4, atol=1e-3)
 
         kernel_threads.run(body, parts, uses_blas=uses_blas)
-        assert sorted(counts.values()) == [1] * len(parts)
-    assert set_local(0) != 1                # this thread's count is back to the global one
+        assert sorted(counts.values()) == [1 if uses_blas else global_count] * len(parts)
+    assert set_local(0) == global_count != 1   # the global count again
 
 
 @needs_two_threads

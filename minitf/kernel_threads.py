@@ -86,7 +86,7 @@ def _declared_blas_user(fn):
 def run(fn, parts, uses_blas=False):
     """``fn(start, stop)`` for every part (from ``split``), in parallel; returns when all
     are done and raises the first error. ``uses_blas``: ``fn`` runs small products (on the
-    pool, every part's products run on its own thread: ``thread_pool.run_parts``)."""
+    pool, each part's products then run on its own thread: ``thread_pool.run_parts``)."""
     if len(parts) > 1 and thread_pool.active():
         thread_pool.run_parts(fn, parts, uses_blas=uses_blas)
         return

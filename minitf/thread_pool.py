@@ -341,7 +341,8 @@ def run_parts(fn, parts, uses_blas=True):
     a product OpenBLAS split inside a part would start a pool task inside the pool's task, on
     threads made for that one call, and two such products at once gave wrong results
     (``tests/test_thread_pool.py``). OpenBLAS's thread count is set to one for the whole task
-    and back to the global count after: ``openblas_set_num_threads_local`` acts on the whole
+    and back to the global count after (unless it was one before: a task inside a task leaves
+    that to the enclosing one): ``openblas_set_num_threads_local`` acts on the whole
     process in the OpenBLAS measured here (another thread's setting made this thread's
     products run on one thread), so setting it per part let the first part to finish restore
     two threads under the others, and set inside a task it cost ~35 us a call. Parts that
@@ -357,12 +358,11 @@ def run_parts(fn, parts, uses_blas=True):
             errors[k] = exc
 
     set_count = openblas.local_threads_setter() if uses_blas else None
-    if set_count is not None:
-        set_count(1)
+    previous = set_count(1) if set_count is not None else None
     try:
         _library.pool_run(_PART(part), None, len(parts))
     finally:
-        if set_count is not None:
+        if set_count is not None and previous != 1:   # one already: an enclosing task's
             set_count(0)
     for error in errors:
         if error is not None:

@@ -210,3 +210,25 @@ def test_a_worker_keeps_its_python_thread_state_between_parts():
 
     thread_pool.run_parts(nested, parts)
     assert thread_pool._adopted == workers
+
+
+@needs_two_threads
+def test_a_task_inside_a_multiplying_task_leaves_the_count_at_one():
+    """A task started inside a part of a task whose parts multiply ends without giving the
+    enclosing task's parts two threads again."""
+    set_local = openblas.local_threads_setter()
+    if set_local is None:
+        pytest.skip("OpenBLAS without openblas_set_num_threads_local")
+    parts = kernel_threads.split(1000, 1)
+    seen = []
+
+    def outer(start, stop):
+        if start == 0:
+            thread_pool.run_parts(lambda a, b: None, parts, uses_blas=True)
+            before = set_local(1)
+            set_local(before)
+            seen.append(before)
+
+    thread_pool.run_parts(outer, parts, uses_blas=True)
+    assert seen == [1]
+    assert set_local(0) == openblas.threads() != 1

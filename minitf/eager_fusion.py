@@ -40,32 +40,28 @@ class PoolRelu:
         self._masked_scatter = OPS["tiled_max_relu_grad"]
         self._masked_scatter_bn = OPS["tiled_max_relu_grad_bn"]
 
-    def grads(self, pool_entry, g, grads, keep, reach):
-        """``(relu's record, its input gradients)`` for a ``tiled_max_pool`` record whose input
-        a relu alone wrote and only the pool reads, with ``g`` the pool output's gradient; else
-        None (the rules run one by one)."""
-        a_id = pool_entry[IN_IDS][0]
-        producer = self._producer.get(a_id)
+    def grads(self, pool, in_ids, attrs, g, grads, keep, reach):
+        """``(relu's record, its input gradients)`` for a record of ``pool`` (a
+        ``tiled_max_pool``: ``in_ids``, ``attrs``) whose input a relu alone wrote and only the
+        pool reads, with ``g`` the pool output's gradient; else None (the rules run one by
+        one)."""
+        a_id = in_ids[0]
+        producer = self._single_use_record(a_id, (self._relu, self._bias_relu))
         if (producer is None or type(g) is not numpy.ndarray or a_id in keep or a_id in grads
-                or self._uses[a_id] != 1 or pool_entry[OP].user_grad is not None):
+                or pool.user_grad is not None or producer[OUT] is None):
             return None
         op = producer[OP]
-        if op.user_grad is not None or producer[OUT] is None:
-            return None
-        if op is self._bias_relu:
-            if producer[ATTRS].get("activation") != "relu":
-                return None
-        elif op is not self._relu:
+        if op is self._bias_relu and producer[ATTRS].get("activation") != "relu":
             return None
         a = producer[OUT]._value
         if type(a) is not numpy.ndarray or a.ndim != 4:
             return None
-        ksize = pool_entry[ATTRS]["ksize"]
+        ksize = attrs["ksize"]
         if op is self._bias_relu:
             bias = len(producer[SHAPES][1]) == 1 and producer[IN_IDS][1] in reach
             dz = self._masked_scatter.forward(a, g, ksize=ksize, sums=bias)
             return producer, (dz, dz)
-        norm = self._single_use_record(producer[IN_IDS][0], self._batch_norm)
+        norm = self._single_use_record(producer[IN_IDS][0], (self._batch_norm,))
         if norm is not None and norm[SAVED] is not None:   # BatchNormalization, ReLU, pool
             dz = self._masked_scatter_bn.forward(a, g, norm[SAVED][0]._value, ksize=ksize,
                                                  epsilon=norm[ATTRS].get("epsilon", 1e-3))
@@ -73,11 +69,11 @@ class PoolRelu:
             dz = self._masked_scatter.forward(a, g, ksize=ksize)
         return producer, (dz,)
 
-    def _single_use_record(self, tensor_id, op):
-        """The record of ``op`` (no replaced gradient) that wrote ``tensor_id``, where only one
-        record of the pass reads that tensor; else None."""
+    def _single_use_record(self, tensor_id, ops):
+        """The record of one of ``ops`` (no replaced gradient) that wrote ``tensor_id``, where
+        only one record of the pass reads that tensor; else None."""
         record = self._producer.get(tensor_id)
-        if (record is None or record[OP] is not op or op.user_grad is not None
+        if (record is None or record[OP] not in ops or record[OP].user_grad is not None
                 or self._uses[tensor_id] != 1):
             return None
         return record

@@ -565,8 +565,7 @@ class _Backward:
                 if op is _TILED_MAX_POOL and fuse_pools:
                     if pool_relu is None:
                         pool_relu = eager_fusion.PoolRelu(relevant)
-                    fused = pool_relu.grads((op, in_ids, saved, out, attrs, shapes, out_id), g,
-                                            grads, keep, reach)
+                    fused = pool_relu.grads(op, in_ids, attrs, g, grads, keep, reach)
                     if fused is not None:   # the relu's record gets its gradients here
                         producer, in_grads = fused
                         in_ids, shapes = producer[IN_IDS], producer[SHAPES]

@@ -11,7 +11,9 @@ import numpy
 
 from .. import backend as B
 from .. import dtypes
-from .. import native_nn
+from .. import native_gelu, native_nn
+from ..normal_fit import (ERFC_FIT, ERFC_FIT_SHIFT, GELU_CUBIC, GELU_CUBIC_SLOPE, INV_SQRT_2PI,
+                          SQRT_2_OVER_PI, SQRT_HALF)
 from ..tensor import Tensor
 from ._samples import away, pos, u
 from .convert import convert_to_tensor, operand_pair
@@ -266,26 +268,21 @@ log_sigmoid = unary("log_sigmoid", lambda x: -B.xp.logaddexp(0, -x).astype(x.dty
                     lambda F, g, x, y: g * F.sigmoid(-x))
 
 
-# erfc(z) = t exp(-z^2 - 1.26551223 + t P(t)), t = 1 / (1 + z / 2), for z >= 0 (Numerical
-# Recipes' Chebyshev fit, an absolute error below 1.2e-7): P's coefficients, highest first.
-_ERFC_FIT = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
-             0.09678418, 0.37409196, 1.00002368)
-
-
 def _erfc_fit(z):
-    """erfc(z) for an array ``z >= 0`` of at least one dimension, as a new array: the fit
-    above, evaluated in place (a dozen passes over z, no temporary per term)."""
+    """erfc(z) for an array ``z >= 0`` of at least one dimension, as a new array:
+    ``minitf.normal_fit``'s Chebyshev fit, evaluated in place (a dozen passes over z, no
+    temporary per term)."""
     xp = B.xp
     t = z * 0.5
     t += 1.0
     xp.reciprocal(t, out=t)
-    acc = t * _ERFC_FIT[0]
-    for c in _ERFC_FIT[1:]:
+    acc = t * ERFC_FIT[0]
+    for c in ERFC_FIT[1:]:
         acc += c
         acc *= t
     exponent = z * z
     xp.negative(exponent, out=exponent)
-    exponent -= 1.26551223
+    exponent -= ERFC_FIT_SHIFT
     acc += exponent
     xp.exp(acc, out=acc)
     acc *= t
@@ -422,12 +419,6 @@ def elu(features, alpha=1.0, name=None):
     return apply(_elu.op, (_x(features),), {"alpha": float(alpha)})
 
 
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_SQRT_HALF = math.sqrt(0.5)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_GELU_CUBIC = 0.044715
-
-
 def _working(x):
     """float16 and bfloat16 computed in float32 (their own rounding would cost digits); a 0-d
     array as a 1-element one (ufuncs return scalars of 0-d arrays, and the kernels below
@@ -445,9 +436,9 @@ def _normal_cdf(x):
     xp = B.xp
     if x.dtype == numpy.float64:
         from .special_ops import _erfc64
-        return _erfc64(x * -_SQRT_HALF)[1] * 0.5
+        return _erfc64(x * -SQRT_HALF)[1] * 0.5
     z = xp.abs(x)
-    z *= _SQRT_HALF
+    z *= SQRT_HALF
     acc = _erfc_fit(z)
     acc *= 0.5                                   # erfc(|x| / sqrt 2) / 2 = Phi(-|x|)
     # Phi(x) = 1/2 + sign(x) (1/2 - Phi(-|x|)): where() with a random mask ran 250 us on a
@@ -464,7 +455,7 @@ def _normal_pdf(x):
     e = x * x
     e *= -0.5
     xp.exp(e, out=e)
-    e *= _INV_SQRT_2PI
+    e *= INV_SQRT_2PI
     return e
 
 
@@ -472,13 +463,22 @@ def _gelu_forward(x, approximate=False):
     if x.dtype.kind not in "fc":
         raise TypeError(f"gelu: expected a floating-point tensor, got {x.dtype} "
                         f"(as TensorFlow's Gelu: half, bfloat16, float or double)")
-    xp, dtype, shape, x = B.xp, x.dtype, x.shape, _working(x)
+    dtype, x = x.dtype, _working(x)
+    y = native_gelu.gelu(x, approximate)    # the same bits in two compiled passes
+    if y is None:
+        y = _gelu_numpy(x, approximate)
+    return y.reshape(x.shape).astype(dtype, copy=False)
+
+
+def _gelu_numpy(x, approximate):
+    """GELU of a float32 or float64 array, as a new array of its shape."""
+    xp = B.xp
     if approximate:
         inner = x * x
-        inner *= _GELU_CUBIC
+        inner *= GELU_CUBIC
         inner += 1.0
         inner *= x
-        inner *= _SQRT_2_OVER_PI
+        inner *= SQRT_2_OVER_PI
         xp.tanh(inner, out=inner)
         inner += 1.0
         inner *= 0.5
@@ -486,7 +486,7 @@ def _gelu_forward(x, approximate=False):
     else:
         y = _normal_cdf(x)
     y *= x
-    return y.reshape(shape).astype(dtype, copy=False)
+    return y
 
 
 def _gelu_derivative(x, approximate):
@@ -498,13 +498,13 @@ def _gelu_derivative(x, approximate):
         d += _normal_cdf(x)
         return d
     x2 = x * x
-    t = x2 * _GELU_CUBIC
+    t = x2 * GELU_CUBIC
     t += 1.0
     t *= x
-    t *= _SQRT_2_OVER_PI
+    t *= SQRT_2_OVER_PI
     xp.tanh(t, out=t)                           # t = tanh(u), u = c (x + a x^3)
-    du = x2 * (3 * _GELU_CUBIC * _SQRT_2_OVER_PI)
-    du += _SQRT_2_OVER_PI                       # u' = c (1 + 3 a x^2)
+    du = x2 * GELU_CUBIC_SLOPE
+    du += SQRT_2_OVER_PI                       # u' = c (1 + 3 a x^2)
     d = t * t
     xp.subtract(1.0, d, out=d)
     d *= du
@@ -517,6 +517,11 @@ def _gelu_derivative(x, approximate):
 
 def _gelu_grad_forward(g, x, approximate=False):
     """``g * gelu'(x)``: the gradient of ``gelu`` for the output gradient ``g``."""
+    d = native_gelu.gelu_grad(g, x, approximate)   # the same bits in two compiled passes
+    return _gelu_grad_numpy(g, x, approximate) if d is None else d
+
+
+def _gelu_grad_numpy(g, x, approximate):
     d = _gelu_derivative(_working(x), approximate).reshape(x.shape)
     if d.shape == g.shape:
         d *= g
@@ -530,11 +535,11 @@ def _gelu_second(F, x, approximate):
     (1 - t^2) (u' + 3 a c x^2 - x t u'^2) with t = tanh(u), u = c (x + a x^3),
     u' = c (1 + 3 a x^2)."""
     if not approximate:
-        return F.exp(-0.5 * x * x) * _INV_SQRT_2PI * (2.0 - x * x)
+        return F.exp(-0.5 * x * x) * INV_SQRT_2PI * (2.0 - x * x)
     x2 = x * x
-    t = F.tanh(_SQRT_2_OVER_PI * x * (1.0 + _GELU_CUBIC * x2))
-    du = _SQRT_2_OVER_PI * (1.0 + 3 * _GELU_CUBIC * x2)
-    return (1.0 - t * t) * (du + (3 * _GELU_CUBIC * _SQRT_2_OVER_PI) * x2 - x * t * du * du)
+    t = F.tanh(SQRT_2_OVER_PI * x * (1.0 + GELU_CUBIC * x2))
+    du = SQRT_2_OVER_PI * (1.0 + 3 * GELU_CUBIC * x2)
+    return (1.0 - t * t) * (du + GELU_CUBIC_SLOPE * x2 - x * t * du * du)
 
 
 def _gelu_grad_vjp(F, gg, xs, y, approximate=False):

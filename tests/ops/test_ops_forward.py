@@ -463,3 +463,20 @@ def test_small_products_run_on_one_blas_thread(monkeypatch):
         assert linalg_ops._matmul_out(out, a, b) is out
         np.testing.assert_array_equal(out, a @ b)
     assert openblas.threads() == global_count
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("rate", [0.2, 0.5, 2 / 3, 1e-4])
+def test_dropout_keeps_with_the_draws_and_scales_by_one_over_keep(rate, dtype):
+    # The mask is uniform draws (float32, the global generator) below keep = 1 - rate, scaled
+    # by 1 / keep rounded once to the dtype: an independent numpy computation of the same
+    # draws gives the same bits.
+    shape = (64, 129)
+    tf.random.set_seed(7)
+    x = tf.ones(shape, dtype)
+    y = tf.nn.dropout(x, rate).numpy()
+    draws = np.random.Generator(np.random.PCG64(7)).random(size=shape, dtype=np.float32)
+    keep = 1.0 - rate
+    want = np.where(draws < keep, np.float64(1.0) / keep, 0.0).astype(dtype)
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(y.view(np.uint8), want.view(np.uint8))

@@ -36,7 +36,7 @@ import threading
 
 import numpy as _numpy
 
-from . import (backend, direct_conv, kernel_threads, mkl_blas, native_gelu, native_nn,
+from . import (backend, direct_conv, kernel_threads, mkl_blas, native_elementwise, native_nn,
                native_nn_checks, native_nn_source, thread_pool, winograd)
 
 logger = logging.getLogger("minitf")
@@ -105,7 +105,7 @@ ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
 _SOURCE = (thread_pool.SOURCE + mkl_blas.SOURCE + _ADAM_SOURCE + native_nn_source.SOURCE
-           + winograd.SOURCE + direct_conv.SOURCE + native_gelu.SOURCE)
+           + winograd.SOURCE + direct_conv.SOURCE + native_elementwise.SOURCE)
 # -fno-trapping-math: no code here reads the floating-point exception flags, and without it GCC
 # may not evaluate a multiply on both sides of a comparison, so ``g * (T)(y > 0)`` stays a
 # scalar branch per element where AVX-512's masked operations are missing (AVX2: 150 us
@@ -256,7 +256,7 @@ class Kernels:
         self.nn = native_nn.Kernels(lib)
         self.winograd = winograd.Kernels(lib)
         self.direct_conv = direct_conv.Kernels(lib)
-        self.gelu = native_gelu.Kernels(lib)
+        self.elementwise = native_elementwise.Kernels(lib)
 
 
 def _load():
@@ -292,9 +292,9 @@ def _load():
     if not direct_conv.matches_direct(kernels.direct_conv):
         logger.debug("minitf: native direct convolution differs from numpy's")
         kernels.direct_conv = None
-    if not native_gelu.matches_numpy(kernels.gelu):
-        logger.debug("minitf: native GELU kernels differ from numpy's")
-        kernels.gelu = None
+    if not native_elementwise.matches_numpy(kernels.elementwise):
+        logger.debug("minitf: native element-wise kernels differ from numpy's")
+        kernels.elementwise = None
     return kernels
 
 
@@ -311,8 +311,8 @@ def kernels():
 
 def family(name):
     """One family of the compiled kernels (``"nn"``, ``"winograd"``, ``"direct_conv"``,
-    ``"gelu"``) for the numpy backend, or None (another backend, no kernels, or a family that
-    failed its start-up check)."""
+    ``"elementwise"``) for the numpy backend, or None (another backend, no kernels, or a
+    family that failed its start-up check)."""
     if backend.xp is not _numpy:
         return None
     compiled = _kernels if _loaded else kernels()

@@ -1,5 +1,5 @@
 """The constants of the float32 normal-distribution formulas: erfc's Chebyshev fit and GELU's
-tanh form. ``minitf.ops.math_ops`` evaluates the formulas with numpy, ``minitf.native_gelu``
+tanh form. ``minitf.ops.math_ops`` evaluates the formulas with numpy, ``minitf.native_elementwise``
 compiles the same ones; both read the numbers here."""
 import math
 

@@ -1,5 +1,6 @@
-"""Compiled GELU (minitf.native_elementwise): the numpy path's bits, GELU's values and derivative, and
-the start-up check that turns a kernel that rounds differently off."""
+"""Compiled element-wise kernels (minitf.native_elementwise): the numpy paths' bits, the
+activations' values and derivatives against float64 formulas, and the start-up check that
+turns a kernel that rounds differently off."""
 import math
 
 import numpy as np
@@ -101,7 +102,7 @@ def test_what_the_kernels_leave_to_numpy():
     x = np.ones((128, 512), np.float32)
     small = np.ones((4, 8), np.float32)
     assert small.size < native_nn.PAYS_FROM and native_elementwise.gelu(small) is None
-    assert native_elementwise.gelu(x.astype(np.float64)) is None             # float64: erfc to rounding
+    assert native_elementwise.gelu(x.astype(np.float64)) is None    # float64: erfc to rounding
     assert native_elementwise.gelu(np.ones((512, 256), np.float32).T) is None   # strided
     assert native_elementwise.gelu_grad(np.ones((2, 128, 512), np.float32), x) is None   # a stack
     # float16 runs in float32 (math_ops._working), then rounds once

@@ -268,17 +268,23 @@ def _sigmoid_numpy(x):
 
 
 sigmoid = unary("sigmoid", _sigmoid, lambda F, g, x, y: g * y * (1.0 - y), save=("out",))
+
+
 def _softplus(x, sign=1.0):
     """log(1 + exp(sign x)) as max(sign x, 0) + log1p(exp(-|x|)), numpy's logaddexp(0, sign x)
     written with its vectorised exp and log1p (logaddexp's own loop, a branch and two libm calls
     per element, took 1.26 ms on a 128x512 layer; this 0.1)."""
-    xp, dtype, x = B.xp, x.dtype, _working(x)
+    if x.dtype.kind != "f":
+        name = "softplus" if sign > 0 else "log_sigmoid"
+        raise TypeError(f"{name}: expected a floating-point tensor, got {x.dtype} (as "
+                        f"TensorFlow's kernel: half, bfloat16, float or double)")
+    xp, dtype, shape, x = B.xp, x.dtype, x.shape, _working(x)
     y = xp.abs(x)
     xp.negative(y, out=y)
     xp.exp(y, out=y)
     xp.log1p(y, out=y)
     y += xp.maximum(x if sign > 0 else -x, 0)
-    return y.astype(dtype, copy=False)
+    return y.reshape(shape).astype(dtype, copy=False)
 
 
 softplus = unary("softplus", _softplus, lambda F, g, x, y: g * F.sigmoid(x))
@@ -481,11 +487,11 @@ def _gelu_forward(x, approximate=False):
     if x.dtype.kind not in "fc":
         raise TypeError(f"gelu: expected a floating-point tensor, got {x.dtype} "
                         f"(as TensorFlow's Gelu: half, bfloat16, float or double)")
-    dtype, x = x.dtype, _working(x)
+    dtype, shape, x = x.dtype, x.shape, _working(x)
     y = native_elementwise.gelu(x, approximate)    # the same bits in two compiled passes
     if y is None:
         y = _gelu_numpy(x, approximate)
-    return y.reshape(x.shape).astype(dtype, copy=False)
+    return y.reshape(shape).astype(dtype, copy=False)
 
 
 def _gelu_numpy(x, approximate):

@@ -480,3 +480,31 @@ def test_dropout_keeps_with_the_draws_and_scales_by_one_over_keep(rate, dtype):
     want = np.where(draws < keep, np.float64(1.0) / keep, 0.0).astype(dtype)
     assert y.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(y.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name,fn,derivative", [
+    ("gelu", tf.nn.gelu, lambda v: 0.5 * (1 + math.erf(v / math.sqrt(2)))
+     + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)),
+    ("softplus", tf.nn.softplus, lambda v: 1 / (1 + math.exp(-v))),
+    ("log_sigmoid", tf.math.log_sigmoid, lambda v: 1 / (1 + math.exp(v))),
+    ("sigmoid", tf.nn.sigmoid, lambda v: math.exp(-v) / (1 + math.exp(-v)) ** 2),
+    ("elu", tf.nn.elu, lambda v: 1.0 if v > 0 else math.exp(v)),
+])
+def test_activations_of_a_scalar_keep_its_shape_and_dtype(name, fn, derivative, dtype):
+    for v in (-1.5, 0.75):
+        x = tf.constant(v, dtype)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        g = tape.gradient(y, x)
+        assert y.shape == () and g.shape == () and y.dtype == x.dtype, (name, y.shape)
+        tol = 2e-3 if dtype == "float16" else 1e-6
+        assert abs(float(g.numpy()) - derivative(v)) <= tol * max(1.0, abs(derivative(v)))
+
+
+def test_softplus_names_itself_and_the_dtype_it_wants():
+    with pytest.raises(TypeError, match="softplus: expected a floating-point tensor, got int32"):
+        tf.nn.softplus(tf.constant([1, 2]))
+    with pytest.raises(TypeError, match="log_sigmoid: expected a floating-point tensor"):
+        tf.math.log_sigmoid(tf.constant([1, 2]))

@@ -305,7 +305,7 @@ def matches_numpy(kernels):
                 and _select_matches(kernels, rng, x, g)
                 and all(numpy.array_equal(
                     sigmoid(x.astype(dtype), kernels.fns).view(f"u{dtype.itemsize}"),
-                    math_ops._sigmoid_numpy(x.astype(dtype)).view(f"u{dtype.itemsize}"))
+                    math_ops._sigmoid_numpy(x.astype(dtype), numpy).view(f"u{dtype.itemsize}"))
                     for dtype in _SIGMOID))
 
 
@@ -327,8 +327,8 @@ def _select_matches(kernels, rng, x, g):
 
 def _matches(kernels, g, x, approximate):
     from .ops import math_ops
-    pairs = ((gelu(x, approximate, kernels.fns), math_ops._gelu_numpy(x, approximate)),
+    pairs = ((gelu(x, approximate, kernels.fns), math_ops._gelu_numpy(x, approximate, numpy)),
              (gelu_grad(g, x, approximate, kernels.fns),
-              math_ops._gelu_grad_numpy(g, x, approximate)))
+              math_ops._gelu_grad_numpy(g, x, approximate, numpy)))
     return all(numpy.array_equal(got.view(numpy.uint32), want.view(numpy.uint32))
                for got, want in pairs)

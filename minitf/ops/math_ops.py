@@ -251,12 +251,12 @@ def _sigmoid(x):
     return _sigmoid_numpy(x) if y is None else y
 
 
-def _sigmoid_numpy(x):
+def _sigmoid_numpy(x, xp=None):
     """1 / (1 + exp(-x)), without overflow for large |x|: with e = exp(-|x|), s = 1 / (1 + e)
     is sigmoid(|x|) and e s is sigmoid(x) for x < 0. The choice is arithmetic, s (e m + 1 - m)
     with m = 1 where x < 0 (exact either way): where() with a random mask costs a branch per
     element (a 128x512 layer's sigmoid 360 us with it, 100 without)."""
-    xp = B.xp
+    xp = xp or B.xp
     e = xp.exp(-xp.abs(xp.reshape(x, -1)))       # flat: ufuncs return scalars of 0-d arrays
     s = e + 1.0
     xp.reciprocal(s, out=s)
@@ -292,11 +292,11 @@ log_sigmoid = unary("log_sigmoid", lambda x: -_softplus(x, -1.0),
                     lambda F, g, x, y: g * F.sigmoid(-x))
 
 
-def _erfc_fit(z):
+def _erfc_fit(z, xp=None):
     """erfc(z) for an array ``z >= 0`` of at least one dimension, as a new array:
     ``minitf.normal_fit``'s Chebyshev fit, evaluated in place (a dozen passes over z, no
     temporary per term)."""
-    xp = B.xp
+    xp = xp or B.xp
     t = z * 0.5
     t += 1.0
     xp.reciprocal(t, out=t)
@@ -452,18 +452,18 @@ def _working(x):
     return x.reshape(1) if x.ndim == 0 else x
 
 
-def _normal_cdf(x):
+def _normal_cdf(x, xp=None):
     """Phi(x), the standard normal CDF, as a new array. float64: ``erfc(-x / sqrt 2) / 2`` to
     rounding. Narrower floats: erfc's Chebyshev fit (an absolute error below 6e-8), in place
     (gelu of a 128x512 layer through the fit's expression and where(): its forward 0.74 ms and
     gradient 1.3 ms, now 0.24 and 0.34)."""
-    xp = B.xp
+    xp = xp or B.xp
     if x.dtype == numpy.float64:
         from .special_ops import _erfc64
         return _erfc64(x * -SQRT_HALF)[1] * 0.5
     z = xp.abs(x)
     z *= SQRT_HALF
-    acc = _erfc_fit(z)
+    acc = _erfc_fit(z, xp)
     acc *= 0.5                                   # erfc(|x| / sqrt 2) / 2 = Phi(-|x|)
     # Phi(x) = 1/2 + sign(x) (1/2 - Phi(-|x|)): where() with a random mask ran 250 us on a
     # 128x512 layer (a branch per element), copysign 10.
@@ -473,9 +473,9 @@ def _normal_cdf(x):
     return acc
 
 
-def _normal_pdf(x):
+def _normal_pdf(x, xp=None):
     """phi(x) = exp(-x^2 / 2) / sqrt(2 pi), as a new array."""
-    xp = B.xp
+    xp = xp or B.xp
     e = x * x
     e *= -0.5
     xp.exp(e, out=e)
@@ -494,9 +494,10 @@ def _gelu_forward(x, approximate=False):
     return y.reshape(shape).astype(dtype, copy=False)
 
 
-def _gelu_numpy(x, approximate):
-    """GELU of a float32 or float64 array, as a new array of its shape."""
-    xp = B.xp
+def _gelu_numpy(x, approximate, xp=None):
+    """GELU of a float32 or float64 array, as a new array of its shape (on ``xp``, the
+    backend's array module by default)."""
+    xp = xp or B.xp
     if approximate:
         inner = x * x
         inner *= GELU_CUBIC
@@ -508,18 +509,18 @@ def _gelu_numpy(x, approximate):
         inner *= 0.5
         y = inner
     else:
-        y = _normal_cdf(x)
+        y = _normal_cdf(x, xp)
     y *= x
     return y
 
 
-def _gelu_derivative(x, approximate):
+def _gelu_derivative(x, approximate, xp=None):
     """gelu'(x) as a new array: Phi(x) + x phi(x), or the tanh form's derivative."""
-    xp = B.xp
+    xp = xp or B.xp
     if not approximate:
-        d = _normal_pdf(x)
+        d = _normal_pdf(x, xp)
         d *= x
-        d += _normal_cdf(x)
+        d += _normal_cdf(x, xp)
         return d
     x2 = x * x
     t = x2 * GELU_CUBIC
@@ -545,8 +546,8 @@ def _gelu_grad_forward(g, x, approximate=False):
     return _gelu_grad_numpy(g, x, approximate) if d is None else d
 
 
-def _gelu_grad_numpy(g, x, approximate):
-    d = _gelu_derivative(_working(x), approximate).reshape(x.shape)
+def _gelu_grad_numpy(g, x, approximate, xp=None):
+    d = _gelu_derivative(_working(x), approximate, xp).reshape(x.shape)
     if d.shape == g.shape:
         d *= g
     else:                  # g a batch of cotangents (a vectorised jacobian)

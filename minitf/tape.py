@@ -18,6 +18,7 @@ from .ops import registry
 from .ops.registry import RAW, TENSOR, OpView
 from .column_cotangent import ColumnCotangent
 from .row_cotangent import RowCotangent
+from .slice_cotangent import SliceCotangent
 from .sparse_cotangent import SparseCotangent
 from .tensor import Tensor
 
@@ -623,6 +624,9 @@ class _Backward:
                     grads[iid] = gi if prev is None else prev + gi
         finally:
             F.nb, F.needs, F.shapes = context
+        for tid, g in grads.items():   # what is left: the sources' gradients, made whole
+            if g.__class__ is SliceCotangent:
+                grads[tid] = g.dense()
         return grads
 
 
@@ -697,7 +701,9 @@ def _values(saved):
 def _check_gradients(op, in_grads, shapes):
     """``enable_check_numerics`` during a first-order backward pass (rules on bare arrays)."""
     for k, gi in enumerate(in_grads):
-        if isinstance(gi, SparseCotangent):
+        if gi.__class__ is SliceCotangent:
+            gi = gi.dense()
+        elif isinstance(gi, SparseCotangent):
             gi = gi.vals
         if gi is None or getattr(gi, "dtype", None) is None or gi.dtype.kind != "f":
             continue

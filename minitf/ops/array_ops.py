@@ -17,6 +17,7 @@ from .derived import derived as _derived
 from .math_ops import identity, stop_gradient  # noqa: F401 - re-exported
 from .math_ops import ones_like_public, zeros_like_public
 from .registry import InvalidArgumentError, RAW, TENSOR, apply, as_keras_layer, defop, helper
+from ..slice_cotangent import SliceCotangent, add_at
 
 
 def _x(x):
@@ -217,6 +218,10 @@ def _scatter_add(target, key, values):
 
 
 def _getitem_vjp(F, g, x, y, key):
+    if F is RAW and not F.nb and g.dtype.kind == "f":
+        # kept as a piece: the slices of one tensor add up without a zero-fill each (complex
+        # rules conjugate their results: those stay dense)
+        return (SliceCotangent(F.shapes[0], g.dtype, [(key, g)]),)
     return (F.getitem_grad(g, shape=_lead(F, g) + tuple(F.shapes[0]),
                            key=(slice(None),) * F.nb + key),)
 
@@ -230,8 +235,7 @@ _getitem = defop("getitem", lambda x, key: x[key], vjp=_getitem_vjp, jvp="linear
 
 
 def _getitem_grad_forward(g, shape, key):
-    out = B.xp.zeros(shape, dtype=g.dtype)
-    return _scatter_add(out, key, g)
+    return add_at(B.xp.zeros(shape, dtype=g.dtype), key, g)
 
 
 def _getitem_grad_vjp(F, g, x, y, shape, key):

@@ -1,0 +1,68 @@
+"""Gradients of slices, kept as their pieces until something needs the whole array.
+
+A slice's gradient is zeros of the sliced tensor's shape with the slice's gradient written
+in. A tensor read in many slices (an RNN's projected inputs, unstacked into time steps; the
+four gates split out of one product) then received one zero-filled array per slice, and the
+backward pass added them one by one: for T steps of a (batch, T, 4 units) projection, T
+zero-fills and T - 1 additions of the whole array, where the pieces cover it once.
+``SliceCotangent`` keeps ``(key, value)`` pieces; adding two keeps both; the first rule that
+reads the gradient (or the end of the pass) gets ``dense()``: one zero-fill and one in-place
+add per piece. Only first-order passes on bare arrays make them (``array_ops._getitem_vjp``);
+every op's rule sees a dense array.
+"""
+import numpy
+
+from . import backend as B
+from .sparse_cotangent import SparseCotangent
+
+
+def is_basic(key):
+    """Whether ``key`` (a tuple) indexes with slices, integers, None and Ellipsis only (a view:
+    no element twice, so ``target[key] += value`` adds each value once)."""
+    return all(k is None or k is Ellipsis or isinstance(k, slice)
+               or (isinstance(k, (int, numpy.integer)) and not isinstance(k, bool))
+               for k in key)
+
+
+def add_at(target, key, value):
+    """``target[key] += value`` where ``key`` may repeat elements (fancy indices: each adds)."""
+    if is_basic(key):
+        target[key] += value
+    else:
+        B.scatter_add(target, key, value)
+    return target
+
+
+class SliceCotangent(SparseCotangent):
+    """The dense array of ``shape`` that is zero but for ``value`` added at ``key``, for each
+    ``(key, value)`` of ``parts``."""
+    __slots__ = ("shape", "dtype", "parts")
+
+    def __init__(self, shape, dtype, parts):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.parts = parts
+
+    def backprop(self, op, saved, out, attrs, needs, shapes):
+        return None     # every rule takes the dense array
+
+    def dense(self):
+        out = B.xp.zeros(self.shape, dtype=self.dtype)
+        for key, value in self.parts:
+            add_at(out, key, value)
+        return out
+
+    def __add__(self, other):
+        if (other.__class__ is SliceCotangent and other.shape == self.shape
+                and other.dtype == self.dtype):
+            return SliceCotangent(self.shape, self.dtype, self.parts + other.parts)
+        if isinstance(other, SparseCotangent):
+            other = other.dense()
+        out = self.dense()
+        if getattr(other, "shape", None) == self.shape and getattr(other, "dtype", None) == \
+                self.dtype:
+            out += other        # into the array made here: no one else holds it
+            return out
+        return out + other
+
+    __radd__ = __add__

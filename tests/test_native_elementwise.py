@@ -208,3 +208,14 @@ def test_large_activations_against_float64_formulas(name, fn, want):
         want_y, want_dy = want(x32.astype(np.float64))
     np.testing.assert_allclose(y.numpy(), want_y, rtol=3e-6, atol=3e-7)
     np.testing.assert_allclose(dy, want_dy, rtol=3e-6, atol=3e-7)
+
+
+def test_sigmoid_of_a_strided_gate_is_the_numpy_paths_bits():
+    # an RNN's gates: (batch, units) column blocks of one product, from 1,024 elements
+    z = (np.random.default_rng(7).standard_normal((64, 512)) * 6).astype(np.float32)
+    gate = z[:, 128:256]
+    assert gate.size >= native_elementwise.SIGMOID_FROM and not gate.flags.c_contiguous
+    y = native_elementwise.sigmoid(gate)
+    assert y is not None and y.shape == gate.shape
+    np.testing.assert_array_equal(_bits(y), _bits(math_ops._sigmoid_numpy(gate)))
+    assert native_elementwise.sigmoid(z[:2, :100]) is None    # fewer: numpy's path

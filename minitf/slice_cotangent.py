@@ -7,13 +7,17 @@ backward pass added them one by one: for T steps of a (batch, T, 4 units) projec
 zero-fills and T - 1 additions of the whole array, where the pieces cover it once.
 ``SliceCotangent`` keeps ``(key, value)`` pieces; adding two keeps both; the first rule that
 reads the gradient (or the end of the pass) gets ``dense()``: one zero-fill and one in-place
-add per piece. Only first-order passes on bare arrays make them (``array_ops._getitem_vjp``);
-every op's rule sees a dense array.
+add per piece (on Tensors, in a recorded or traced pass: one ``slice_pieces`` op, which a
+replay runs the same way). ``array_ops._getitem_vjp`` makes them where no jacobian batch
+dimension leads; every op's rule sees a dense gradient.
 """
 import numpy
 
 from . import backend as B
 from .sparse_cotangent import SparseCotangent
+from .tensor import Tensor
+
+ENABLED = True      # False: every slice's gradient is zero-filled on its own (tests compare)
 
 
 def is_basic(key):
@@ -47,6 +51,10 @@ class SliceCotangent(SparseCotangent):
         return None     # every rule takes the dense array
 
     def dense(self):
+        if isinstance(self.parts[0][1], Tensor):   # a recorded or traced pass: as one op
+            from .ops.array_ops import slice_pieces
+            return slice_pieces([v for _, v in self.parts], self.shape,
+                                [k for k, _ in self.parts])
         out = B.xp.zeros(self.shape, dtype=self.dtype)
         for key, value in self.parts:
             add_at(out, key, value)
@@ -59,8 +67,8 @@ class SliceCotangent(SparseCotangent):
         if isinstance(other, SparseCotangent):
             other = other.dense()
         out = self.dense()
-        if getattr(other, "shape", None) == self.shape and getattr(other, "dtype", None) == \
-                self.dtype:
+        if (B.is_array(out) and B.is_array(other) and other.shape == self.shape
+                and other.dtype == self.dtype):
             out += other        # into the array made here: no one else holds it
             return out
         return out + other

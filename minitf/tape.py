@@ -621,7 +621,10 @@ class _Backward:
                         gi = F.unbroadcast(gi, tuple(shape))  # keeps the nb leading batch dims
                     iid = in_ids[k]
                     prev = grads.get(iid)
-                    grads[iid] = gi if prev is None else prev + gi
+                    if prev is None:
+                        grads[iid] = gi
+                    else:   # a Tensor cannot take a slice's pieces; they take it
+                        grads[iid] = gi + prev if gi.__class__ is SliceCotangent else prev + gi
         finally:
             F.nb, F.needs, F.shapes = context
         for tid, g in grads.items():   # what is left: the sources' gradients, made whole

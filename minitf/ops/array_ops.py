@@ -17,6 +17,7 @@ from .derived import derived as _derived
 from .math_ops import identity, stop_gradient  # noqa: F401 - re-exported
 from .math_ops import ones_like_public, zeros_like_public
 from .registry import InvalidArgumentError, RAW, TENSOR, apply, as_keras_layer, defop, helper
+from .. import slice_cotangent
 from ..slice_cotangent import SliceCotangent, add_at
 
 
@@ -218,10 +219,11 @@ def _scatter_add(target, key, values):
 
 
 def _getitem_vjp(F, g, x, y, key):
-    if F is RAW and not F.nb and g.dtype.kind == "f":
+    dtype = g.dtype if F is RAW else getattr(g, "_value", g).dtype
+    if not F.nb and dtype.kind == "f" and slice_cotangent.ENABLED:
         # kept as a piece: the slices of one tensor add up without a zero-fill each (complex
         # rules conjugate their results: those stay dense)
-        return (SliceCotangent(F.shapes[0], g.dtype, [(key, g)]),)
+        return (SliceCotangent(F.shapes[0], dtype, [(key, g)]),)
     return (F.getitem_grad(g, shape=_lead(F, g) + tuple(F.shapes[0]),
                            key=(slice(None),) * F.nb + key),)
 
@@ -240,6 +242,34 @@ def _getitem_grad_forward(g, shape, key):
 
 def _getitem_grad_vjp(F, g, x, y, shape, key):
     return (F.getitem(g, key=(slice(None),) * F.nb + key),)
+
+
+def _slice_pieces_forward(*values, shape, keys):
+    out = B.xp.zeros(shape, dtype=values[0].dtype)
+    for value, key in zip(values, keys):
+        add_at(out, key, value)
+    return out
+
+
+def _slice_pieces_vjp(F, g, x, y, shape, keys):
+    lead = (slice(None),) * F.nb
+    return tuple(F.getitem(g, key=lead + key) if need else None
+                 for need, key in zip(F.needs, keys))
+
+
+# The gradient of several slices of one tensor (``minitf.slice_cotangent`` on Tensors: a
+# traced or recorded backward pass): zeros of ``shape`` with each value added at its key.
+_slice_pieces = defop("slice_pieces", _slice_pieces_forward, arity=-1, vjp=_slice_pieces_vjp,
+                      jvp="linear",
+                      samples=lambda: [((u(2, 3), u(2, 3)), {
+                          "shape": (4, 3), "keys": ((slice(0, 2),), (slice(1, 3),))}),
+                          ((u(2,), u(3, 2)), {"shape": (3, 2), "keys": (
+                              (1,), (numpy.array([0, 0, 2]),))})])
+
+
+def slice_pieces(values, shape, keys):
+    """Zeros of ``shape`` with each of ``values`` added at its key of ``keys``."""
+    return apply(_slice_pieces.op, tuple(values), {"shape": tuple(shape), "keys": tuple(keys)})
 
 
 _getitem_grad = defop("getitem_grad", _getitem_grad_forward, vjp=_getitem_grad_vjp, jvp="linear",

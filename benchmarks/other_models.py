@@ -5,7 +5,8 @@ guides (``GradientTape``, a ``SparseCategoricalCrossentropy(from_logits=True)`` 
 ``Adam.apply_gradients``), eagerly and under ``minitf.function``, beside the same model in
 PyTorch (eager, ``torch.optim.Adam``) in the same process, timed in alternating windows.
 Prints samples/s and the ratio to PyTorch eager: a check that what the benchmark's workloads
-show holds for other layer sizes, activations, kernel sizes, strides and normalisation.
+show holds for other layer sizes, activations, kernel sizes, strides and normalisation, and
+for a recurrent layer (PyTorch's ``nn.LSTM`` runs its whole sequence in one fused kernel).
 
 Run: ``python benchmarks/other_models.py [--seconds S] [--only N ...]`` (PyTorch from the
 ``bench`` extra; without it only minitf's rows print).
@@ -93,6 +94,21 @@ def models():
             channels = f
         return nn.Sequential(*layers, nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
 
+    def lstm():
+        return tf.keras.Sequential([L.LSTM(128), L.Dense(10)])
+
+    def torch_lstm():
+        nn = _torch_layers()
+
+        class LastStep(nn.Module):     # nn.LSTM returns (outputs, states): the last output
+            def __init__(self):
+                super().__init__()
+                self.lstm, self.dense = nn.LSTM(32, 128, batch_first=True), nn.Linear(128, 10)
+
+            def forward(self, x):
+                return self.dense(self.lstm(x)[0][:, -1])
+        return LastStep()
+
     flat, image = (784,), (28, 28, 1)
     return [
         ("MLP 784-256-256-256-10 relu, batch 64", flat, 64,
@@ -111,6 +127,8 @@ def models():
          strided, torch_strided),
         ("CNN (Conv-BN-ReLU-pool) x2 (same), Dense10, batch 128", image, 128,
          batch_norm, torch_batch_norm),
+        ("LSTM 128 over 32 steps of 32 features, Dense10, batch 64", (32, 32), 64,
+         lstm, torch_lstm),
     ]
 
 

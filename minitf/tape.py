@@ -623,8 +623,10 @@ class _Backward:
                     prev = grads.get(iid)
                     if prev is None:
                         grads[iid] = gi
-                    else:   # a Tensor cannot take a slice's pieces; they take it
-                        grads[iid] = gi + prev if gi.__class__ is SliceCotangent else prev + gi
+                    elif gi.__class__ is SliceCotangent and isinstance(prev, Tensor):
+                        grads[iid] = gi + prev    # a Tensor cannot take pieces; they take it
+                    else:
+                        grads[iid] = prev + gi
         finally:
             F.nb, F.needs, F.shapes = context
         for tid, g in grads.items():   # what is left: the sources' gradients, made whole

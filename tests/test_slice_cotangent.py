@@ -157,3 +157,24 @@ def test_add_at_adds_repeated_indices_and_basic_keys_once():
     assert slice_cotangent.is_basic((slice(None), 3, None, Ellipsis, np.int64(2)))
     assert not slice_cotangent.is_basic((np.array([0]),))
     assert not slice_cotangent.is_basic((True,))
+
+
+@pytest.mark.parametrize("first_whole", [True, False])
+def test_overlapping_pieces_add_in_the_dense_paths_order(first_whole, monkeypatch):
+    # float32 sums of values of very different sizes round differently in another order
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((7, 5)).astype(np.float32)
+    w = [(rng.standard_normal((4, 5)) * 10.0 ** k).astype(np.float32) for k in (-3, 0, 4)]
+
+    def loss(v):
+        whole = tf.reduce_sum(v * tf.constant(rng.standard_normal((7, 5)).astype(np.float32)))
+        parts = (tf.reduce_sum(v[0:4] * w[0]) + tf.reduce_sum(v[2:6] * w[1])
+                 + tf.reduce_sum(v[3:7] * w[2]))
+        return whole + parts if first_whole else parts + whole
+
+    state = rng.bit_generator.state
+    (pieces,) = _grads(loss, x)
+    _dense_slices(monkeypatch)
+    rng.bit_generator.state = state
+    (dense,) = _grads(loss, x)
+    np.testing.assert_array_equal(_bits(pieces), _bits(dense))

@@ -155,17 +155,16 @@ class Kernels:
             self.fns[name] = fn
 
 
-def _fns(*arrays, dtypes=(numpy.dtype(numpy.float32),)):
-    """The kernels for these arrays: numpy arrays of one of ``dtypes`` (the first array's),
-    C-ordered, of one shape, large enough to beat numpy's passes (``native_nn.pays``); None
-    where they do not run."""
+def _fns(*arrays):
+    """GELU's kernels for these arrays: float32 numpy arrays, C-ordered, of one shape, large
+    enough to beat numpy's passes (``native_nn.pays``); None where they do not run."""
     from . import native, native_nn
     x = arrays[0]
-    if type(x) is not numpy.ndarray or x.dtype not in dtypes or not native_nn.pays(x):
+    if not native_nn.pays(x):
         return None
     for a in arrays:
-        if (type(a) is not numpy.ndarray or a.dtype != x.dtype or not a.flags.c_contiguous
-                or a.shape != x.shape):
+        if (type(a) is not numpy.ndarray or a.dtype != numpy.float32
+                or not a.flags.c_contiguous or a.shape != x.shape):
             return None
     family = native.family("elementwise")
     return None if family is None else family.fns

@@ -24,7 +24,8 @@ import ctypes
 
 import numpy
 
-from . import normal_fit
+from . import native_nn, normal_fit
+from .native_nn import _address, _split
 
 _I, _P = ctypes.c_int64, ctypes.c_void_p
 
@@ -158,7 +159,6 @@ class Kernels:
 def _fns(*arrays):
     """GELU's kernels for these arrays: float32 numpy arrays, C-ordered, of one shape, large
     enough to beat numpy's passes (``native_nn.pays``); None where they do not run."""
-    from . import native, native_nn
     x = arrays[0]
     if not native_nn.pays(x):
         return None
@@ -166,14 +166,20 @@ def _fns(*arrays):
         if (type(a) is not numpy.ndarray or a.dtype != numpy.float32
                 or not a.flags.c_contiguous or a.shape != x.shape):
             return None
-    family = native.family("elementwise")
+    family = _family()
     return None if family is None else family.fns
+
+
+def _family():
+    """The compiled family (checked at start-up), or None; imported here, not at the top:
+    ``minitf.native`` imports this module to build its source."""
+    from . import native
+    return native.family("elementwise")
 
 
 def gelu(x, approximate=False, fns=None):
     """GELU of a float32 array as ``math_ops``' numpy path computes it (its bits), or None
     where the kernels do not run. ``fns``: the kernels to use (the start-up check's)."""
-    from .native_nn import _address, _split
     fns = fns or _fns(x)
     if fns is None:
         return None
@@ -197,7 +203,6 @@ def gelu(x, approximate=False, fns=None):
 def gelu_grad(g, x, approximate=False, fns=None):
     """``g * gelu'(x)`` for float32 ``g`` and ``x`` of one shape, as ``math_ops``' numpy path
     computes it (its bits), or None where the kernels do not run."""
-    from .native_nn import _address, _split
     fns = fns or _fns(x, g)
     if fns is None:
         return None
@@ -227,17 +232,15 @@ def select(condition, a, b):
     """``numpy.where(condition, a, b)`` for a boolean ``condition`` and float32 or float64
     ``a`` and ``b`` of one dtype, each of the condition's shape or a single value, C-ordered;
     None where the kernel does not run. (numpy's where takes a branch per element: 266 us on
-    a 128x512 layer with a random mask, against 12 here.)"""
-    from . import native, native_nn
-    from .native_nn import _address, _split
+    a 128x512 layer with a random mask, against 20 here.)"""
     if (type(condition) is not numpy.ndarray or type(a) is not numpy.ndarray
             or type(b) is not numpy.ndarray or condition.dtype != numpy.bool_
             or a.dtype != b.dtype or not native_nn.pays(condition)
             or not condition.flags.c_contiguous):
         return None
     name = _SELECT.get(a.dtype)
-    family = native.family("elementwise")
-    if name is None or family is None:
+    family = _family() if name is not None else None
+    if family is None:
         return None
     shape, strides = condition.shape, []
     for v in (a, b):
@@ -268,13 +271,11 @@ def sigmoid(x, fns=None):
     """``math_ops._sigmoid`` of a float32 or float64 array (its bits): numpy's exp of -|x|,
     then one compiled pass for the rest (five numpy passes and two temporaries); None where
     the kernel does not run."""
-    from . import native
-    from .native_nn import _address, _split
     if fns is None:
         if (type(x) is not numpy.ndarray or x.dtype not in _SIGMOID
                 or x.size < SIGMOID_FROM):
             return None
-        family = native.family("elementwise")
+        family = _family()
         if family is None:
             return None
         fns = family.fns

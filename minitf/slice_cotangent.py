@@ -37,6 +37,14 @@ def add_at(target, key, value):
     return target
 
 
+def assemble(shape, dtype, pieces):
+    """Zeros of ``shape`` with each ``(key, value)`` of ``pieces`` added in turn."""
+    out = B.xp.zeros(shape, dtype=dtype)
+    for key, value in pieces:
+        add_at(out, key, value)
+    return out
+
+
 class SliceCotangent(SparseCotangent):
     """The dense array of ``shape`` that is zero but for ``value`` added at ``key``, for each
     ``(key, value)`` of ``parts``."""
@@ -55,10 +63,7 @@ class SliceCotangent(SparseCotangent):
             from .ops.array_ops import slice_pieces
             return slice_pieces([v for _, v in self.parts], self.shape,
                                 [k for k, _ in self.parts])
-        out = B.xp.zeros(self.shape, dtype=self.dtype)
-        for key, value in self.parts:
-            add_at(out, key, value)
-        return out
+        return assemble(self.shape, self.dtype, self.parts)
 
     def __add__(self, other):
         if (other.__class__ is SliceCotangent and other.shape == self.shape

@@ -219,7 +219,7 @@ def _scatter_add(target, key, values):
 
 
 def _getitem_vjp(F, g, x, y, key):
-    dtype = g.dtype if F is RAW else getattr(g, "_value", g).dtype
+    dtype = getattr(g, "_value", g).dtype     # a Tensor's in a recorded pass
     if not F.nb and dtype.kind == "f" and slice_cotangent.ENABLED:
         # kept as a piece: the slices of one tensor add up without a zero-fill each (complex
         # rules conjugate their results: those stay dense)
@@ -245,10 +245,7 @@ def _getitem_grad_vjp(F, g, x, y, shape, key):
 
 
 def _slice_pieces_forward(*values, shape, keys):
-    out = B.xp.zeros(shape, dtype=values[0].dtype)
-    for value, key in zip(values, keys):
-        add_at(out, key, value)
-    return out
+    return slice_cotangent.assemble(shape, values[0].dtype, zip(keys, values))
 
 
 def _slice_pieces_vjp(F, g, x, y, shape, keys):

@@ -36,8 +36,8 @@ import threading
 
 import numpy as _numpy
 
-from . import (backend, direct_conv, kernel_threads, mkl_blas, native_elementwise, native_nn,
-               native_nn_checks, native_nn_source, thread_pool, winograd)
+from . import (backend, direct_conv, kernel_threads, mkl_blas, native_elementwise, native_lstm,
+               native_nn, native_nn_checks, native_nn_source, thread_pool, winograd)
 
 logger = logging.getLogger("minitf")
 
@@ -105,7 +105,8 @@ ADAM(adam_float32, float, sqrtf)
 ADAM(adam_float64, double, sqrt)
 """
 _SOURCE = (thread_pool.SOURCE + mkl_blas.SOURCE + _ADAM_SOURCE + native_nn_source.SOURCE
-           + winograd.SOURCE + direct_conv.SOURCE + native_elementwise.SOURCE)
+           + winograd.SOURCE + direct_conv.SOURCE + native_elementwise.SOURCE
+           + native_lstm.SOURCE)
 # -fno-trapping-math: no code here reads the floating-point exception flags, and without it GCC
 # may not evaluate a multiply on both sides of a comparison, so ``g * (T)(y > 0)`` stays a
 # scalar branch per element where AVX-512's masked operations are missing (AVX2: 150 us
@@ -257,6 +258,7 @@ class Kernels:
         self.winograd = winograd.Kernels(lib)
         self.direct_conv = direct_conv.Kernels(lib)
         self.elementwise = native_elementwise.Kernels(lib)
+        self.lstm = native_lstm.Kernels(lib)
 
 
 def _load():
@@ -295,6 +297,9 @@ def _load():
     if not native_elementwise.matches_numpy(kernels.elementwise):
         logger.debug("minitf: native element-wise kernels differ from numpy's")
         kernels.elementwise = None
+    if not native_lstm.matches_numpy(kernels.lstm):
+        logger.debug("minitf: native LSTM kernels differ from numpy's")
+        kernels.lstm = None
     return kernels
 
 
@@ -311,7 +316,7 @@ def kernels():
 
 def family(name):
     """One family of the compiled kernels (``"nn"``, ``"winograd"``, ``"direct_conv"``,
-    ``"elementwise"``) for the numpy backend, or None (another backend, no kernels, or a
+    ``"elementwise"``, ``"lstm"``) for the numpy backend, or None (another backend, no kernels, or a
     family that failed its start-up check)."""
     if backend.xp is not _numpy:
         return None

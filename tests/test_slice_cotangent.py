@@ -89,11 +89,17 @@ def test_pieces_are_zero_filled_once(pieces, monkeypatch):
     assert (dense_calls, zero_fills) == (([8], []) if pieces else ([], [1] * 8))
 
 
+# LSTM with a recurrent activation that ``lstm_ops.lstm_sequence`` does not run: its steps are
+# per-step ops, which slice the gates and the projected sequence.
+PER_STEP_LSTM = {"recurrent_activation": "hard_sigmoid"}
+
+
 @pytest.mark.parametrize("cell", ["LSTM", "GRU", "SimpleRNN"])
 def test_recurrent_layers_gradients_are_the_dense_paths_bits(cell, monkeypatch):
     rng = np.random.default_rng(1)
     x = tf.constant(rng.standard_normal((5, 7, 3)).astype(np.float32))
-    layer = getattr(tf.keras.layers, cell)(6, return_sequences=True)
+    options = PER_STEP_LSTM if cell == "LSTM" else {}
+    layer = getattr(tf.keras.layers, cell)(6, return_sequences=True, **options)
     layer.build((None, 7, 3))
 
     def grads():
@@ -114,7 +120,7 @@ def test_a_traced_step_replays_the_pieces_as_one_op(pieces, monkeypatch):
         _dense_slices(monkeypatch)
     rng = np.random.default_rng(2)
     x = tf.constant(rng.standard_normal((4, 6, 3)).astype(np.float32))
-    layer = tf.keras.layers.LSTM(5)
+    layer = tf.keras.layers.LSTM(5, **PER_STEP_LSTM)
     layer.build((None, 6, 3))
     calls = []
     original = registry.OPS["slice_pieces"].forward

@@ -6,7 +6,7 @@ from . import norm_ops  # noqa: F401
 from . import matrix_ops, decomposition_ops  # noqa: F401
 from . import scatter_ops, slice_ops, sequence_ops, segment_ops  # noqa: F401
 from . import special_ops, trig_ops, math_extra_ops, bitwise_ops, random_more  # noqa: F401
-from . import partition_ops  # noqa: F401
+from . import partition_ops, lstm_ops  # noqa: F401
 from .registry import OPS  # noqa: F401
 from ..tensor import Tensor
 

@@ -13,7 +13,7 @@ Each layer holds its cell as ``layer.cell`` (the weights live there, as in Keras
     seq, h, c = lstm(minitf.random.normal([4, 10, 3]))     # (4, 10, 8), (4, 8), (4, 8)
 """
 from ...nest import flatten, map_structure, pack_sequence_as
-from ...ops import array_ops, math_ops
+from ...ops import array_ops, lstm_ops, math_ops
 from ...ops.convert import convert_to_tensor
 from ...tensor import Tensor, TensorShape, Variable
 from . import masking
@@ -123,6 +123,17 @@ def _cell_step(cell, step_shape, dtype, training):
         return step
     kwargs = {} if training is None else {"training": training}
     return lambda x_t, states: cell(x_t, states, **kwargs)
+
+
+def _fused_lstm(cell, sequences, params, states, go_backwards):
+    """``(sequence, last output, [h, c])`` of an LSTM cell over ``sequences``, its loop in one
+    op (``lstm_ops.lstm_sequence``, time-major)."""
+    projected = cell._project(array_ops.transpose(sequences, (1, 0, 2)), params)
+    if go_backwards:
+        projected = projected[::-1]
+    steps = lstm_ops.lstm_sequence(projected, states[0], states[1], params[1])
+    last_h, last_c = steps[-1, :, 0], steps[-1, :, 1]
+    return array_ops.transpose(steps[:, :, 0], (1, 0, 2)), last_h, [last_h, last_c]
 
 
 def check_sequences(layer, shape):
@@ -297,6 +308,9 @@ class RNN(Layer):
             if x_mask is not None:  # one mask for every step (Keras' variational dropout)
                 sequences = sequences * array_ops.reshape(x_mask, (batch, 1, shapes[0][2]))
             params = cell._params(dtype)
+            if mask is None and rec_mask is None and cell._runs_fused():
+                return self._finish(*_fused_lstm(cell, sequences, params, states,
+                                                 self.go_backwards), spec)
             inputs = array_ops.unstack(cell._project(sequences, params), axis=1)
 
             def step(x_t, states):
@@ -323,8 +337,13 @@ class RNN(Layer):
             output, states = step(x_t, states)
             if self.return_sequences:
                 outputs.append(output)
-        if self.return_sequences:
-            output = _stack_steps(outputs)
+        return self._finish(_stack_steps(outputs) if self.return_sequences else None, output,
+                            states, spec)
+
+    def _finish(self, sequence, last, states, spec):
+        """The call's result from the output sequence (None without ``return_sequences``),
+        the last output and the final states (flat); a stateful layer keeps the states."""
+        output = sequence if self.return_sequences else last
         if self.stateful and self.states is not None and not _CTX.placeholder_run:
             for variable, state in zip(flatten(self.states), states):
                 variable.assign(state)

@@ -133,6 +133,9 @@ class _RecurrentCell(Layer):
     def _step(self, x_proj, states, params, recurrent_mask):
         raise NotImplementedError
 
+    def _runs_fused(self):
+        return False
+
     def _dropout_masks(self, inputs_shape, batch, dtype, training):
         """(input mask of shape ``(batch, features)`` or None, recurrent mask or None)."""
         mask = rec = None
@@ -249,6 +252,13 @@ class LSTMCell(_RecurrentCell):
         c = gate(z_f) * c_prev + gate(z_i) * self.activation(z_c)
         h = gate(z_o) * self.activation(c)
         return h, [h, c]
+
+    def _runs_fused(self):
+        """Whether a whole sequence may run as one ``lstm_sequence`` op: Keras' formulas with
+        its default activations, in this class's own ``_step``."""
+        return (type(self)._step is LSTMCell._step
+                and self.activation in (activations.tanh, math_ops.tanh)
+                and self.recurrent_activation in (activations.sigmoid, math_ops.sigmoid))
 
     def _gate_config(self):
         return {"recurrent_activation": activations.serialize(self.recurrent_activation)}

@@ -77,32 +77,29 @@ void NAME(int64_t rows, int64_t u, const T *restrict tanh_c, T *restrict y, int6
     }                                                                                    \
 }
 /* one step backward: from the cotangent slots g (row stride gs), y's slots, c_prev,
-   tanh(c) and the gradients dh, dc arriving from the next step (NULL: none), the slots
-   dz_i..dz_o and dc_prev of out (row stride os), dz packed (rows, 4u) for the product
-   with the recurrent kernel, and dc_prev packed for the step before */
+   tanh(c) and the gradients dh, dc arriving from the next step (NULL: none), dz (rows, 4u:
+   the step's row of the result, and the input of the product with the recurrent kernel)
+   and dc_prev for the step before */
 #define LSTM_BACKWARD(NAME, T)                                                           \
 void NAME(int64_t rows, int64_t u, const T *restrict g, int64_t gs, const T *restrict y, \
           int64_t ys, const T *restrict c_prev, int64_t cs, const T *restrict tanh_c,    \
-          const T *restrict dh_next, const T *restrict dc_next, T *restrict out,         \
-          int64_t os, T *restrict dz, T *restrict dc_out) {                              \
+          const T *restrict dh_next, const T *restrict dc_next, T *restrict dz,          \
+          T *restrict dc_out) {                                                          \
     for (int64_t r = 0; r < rows; r++) {                                                 \
         const T *gr = g + r * gs, *yr = y + r * ys, *cp = c_prev + r * cs;               \
         const T *tr = tanh_c + r * u;                                                    \
-        T *orow = out + r * os, *dzr = dz + r * 4 * u, *dco = dc_out + r * u;            \
+        T *dzr = dz + r * 4 * u, *dco = dc_out + r * u;                                  \
         for (int64_t j = 0; j < u; j++) {                                                \
             T i = yr[2 * u + j], f = yr[3 * u + j], cc = yr[4 * u + j];                  \
             T o = yr[5 * u + j], tc = tr[j];                                             \
             T dh = dh_next ? dh_next[r * u + j] + gr[j] : gr[j];                         \
             T dc = dc_next ? dc_next[r * u + j] + gr[u + j] : gr[u + j];                 \
             dc = dc + dh * o * ((T)1 - tc * tc);                                         \
-            T di = (dc * cc + gr[2 * u + j]) * i * ((T)1 - i);                           \
-            T df = (dc * cp[j] + gr[3 * u + j]) * f * ((T)1 - f);                        \
-            T dcc = (dc * i + gr[4 * u + j]) * ((T)1 - cc * cc);                         \
-            T d_o = (dh * tc + gr[5 * u + j]) * o * ((T)1 - o);                          \
-            orow[j] = di; orow[u + j] = df; orow[2 * u + j] = dcc; orow[3 * u + j] = d_o; \
-            dzr[j] = di; dzr[u + j] = df; dzr[2 * u + j] = dcc; dzr[3 * u + j] = d_o;    \
-            T dcp = dc * f;                                                              \
-            orow[5 * u + j] = dcp; dco[j] = dcp;                                         \
+            dzr[j] = (dc * cc + gr[2 * u + j]) * i * ((T)1 - i);                         \
+            dzr[u + j] = (dc * cp[j] + gr[3 * u + j]) * f * ((T)1 - f);                  \
+            dzr[2 * u + j] = (dc * i + gr[4 * u + j]) * ((T)1 - cc * cc);                \
+            dzr[3 * u + j] = (dh * tc + gr[5 * u + j]) * o * ((T)1 - o);                 \
+            dco[j] = dc * f;                                                             \
         }                                                                                \
     }                                                                                    \
 }
@@ -119,7 +116,7 @@ LSTM_BACKWARD(lstm_backward_float64, double)
 _SIGNATURES = {"lstm_args": [_I, _I, _P, _I, _P, _P, _P, _P],
                "lstm_gates": [_I, _I, _P, _P, _P, _P, _I, _P, _I, _P],
                "lstm_output": [_I, _I, _P, _P, _I, _P],
-               "lstm_backward": [_I, _I, _P, _I, _P, _I, _P, _I, _P, _P, _P, _P, _I, _P, _P]}
+               "lstm_backward": [_I, _I, _P, _I, _P, _I, _P, _I, _P, _P, _P, _P, _P]}
 _DTYPES = {numpy.dtype(numpy.float32): "float32", numpy.dtype(numpy.float64): "float64"}
 
 
@@ -189,8 +186,8 @@ def forward(x_proj, h0, c0, kernel, out, product, fns=None):
 
 
 def backward(c0, kernel, y, g, out, product, fns=None):
-    """``lstm_ops``' backward into ``out`` (y's shape), or False where the kernels do not run.
-    ``product(a, b)`` computes ``dz @ kernel^T``."""
+    """``lstm_ops``' backward into ``out`` (steps + 1, batch, 4u), or False where the kernels
+    do not run. ``product(a, b, out)`` computes ``dz @ kernel^T``."""
     steps, batch, _, u = y.shape
     fns = fns or _kernels_for(y, g, c0, kernel, out)
     size = y.itemsize
@@ -199,28 +196,33 @@ def backward(c0, kernel, y, g, out, product, fns=None):
         return False
     dtype = y.dtype
     ys, gs = 6 * u, g.strides[1] // size
-    dz, tanh_c = numpy.empty((batch, 4 * u), dtype), numpy.empty((batch, u), dtype)
-    dh = numpy.empty((batch, u), dtype)
+    tanh_c, dh = numpy.empty((batch, u), dtype), numpy.empty((batch, u), dtype)
     dc = numpy.empty((2, batch, u), dtype)    # the step's dc_prev, the next step's (read)
-    dz_, tanh_c_, dh_ = _address(dz), _address(tanh_c), _address(dh)
+    tanh_c_, dh_ = _address(tanh_c), _address(dh)
     dc_ = (_address(dc[0]), _address(dc[1]))
-    c0 = numpy.ascontiguousarray(c0)      # held: the first step reads it by address
+    c0 = numpy.ascontiguousarray(c0)      # held: the last step reads it by address
     c0_ = _address(c0)
     y0, g0, out0 = y.ctypes.data, g.ctypes.data, out.ctypes.data
-    y_step, g_step = y.strides[0], g.strides[0]
+    y_step, g_step, out_step = y.strides[0], g.strides[0], out.strides[0]
     kernel_t = kernel.T
     step_back = fns["lstm_backward"]
-    has_next = False
     for t in range(steps - 1, -1, -1):
         numpy.tanh(y[t, :, 1], out=tanh_c)
         c_prev, cs = (c0_, u) if t == 0 else (y0 + (t - 1) * y_step + u * size, ys)
+        last = t == steps - 1
         step_back(batch, u, g0 + t * g_step, gs, y0 + t * y_step, ys, c_prev, cs, tanh_c_,
-                  dh_ if has_next else None, dc_[(t + 1) % 2] if has_next else None,
-                  out0 + t * y_step, ys, dz_, dc_[t % 2])
-        product(dz, kernel_t, dh)
-        out[t, :, 4] = dh
-        has_next = True
+                  None if last else dh_, None if last else dc_[(t + 1) % 2],
+                  out0 + t * out_step, dc_[t % 2])
+        product(out[t], kernel_t, dh)
+    _initial_gradients(out, dh, dc[0], u)
     return True
+
+
+def _initial_gradients(out, dh, dc, u):
+    """The last row of ``lstm_sequence_grad``: the gradients of h0 and c0, then zeros."""
+    out[-1, :, :u] = dh
+    out[-1, :, u:2 * u] = dc
+    out[-1, :, 2 * u:] = 0
 
 
 def _kernels_for(*arrays):

@@ -10,9 +10,10 @@ over the steps runs inside two kernels:
   backward pass reads them instead of recomputing). The forward runs the same float
   operations in the same order as the per-step ops, so ``h`` and ``c`` are the same bits.
 * ``lstm_sequence_grad(c0, recurrent_kernel, y, g)``: the backward loop for the output ``y``
-  and its cotangent ``g``, (steps, batch, 6, u): per step the gradients of the gates'
-  pre-activations ``z`` (4 slots, the gradient of ``x_proj``) and of the previous ``h`` and
-  ``c``. The recurrent kernel's gradient is one product over all the steps afterwards.
+  and its cotangent ``g``, (steps + 1, batch, 4u): per step the gradient of the gates'
+  pre-activations ``z`` (the gradient of ``x_proj``, a contiguous block for what follows),
+  then a last row with the gradients of ``h0`` and ``c0`` (and zeros). The recurrent kernel's
+  gradient is one product over all the steps afterwards.
 
 Both are time-major, as cuDNN's and PyTorch's kernels: a step's values are one contiguous
 block (batch-major, a step's rows lie 64 KB apart in a 32-step sequence of 128 units, and the
@@ -30,7 +31,7 @@ from .linalg_ops import matrix_product
 from .math_ops import _sigmoid, _sigmoid_numpy
 from .registry import defop
 
-_SLOTS = 6   # h, c, i, f, c~, o (forward); dz_i, dz_f, dz_c, dz_o, dh_prev, dc_prev (backward)
+_SLOTS = 6   # of the forward's output: h, c, i, f, c~, o
 
 
 def _lstm_forward(x_proj, h0, c0, recurrent_kernel):
@@ -43,7 +44,8 @@ def _lstm_forward(x_proj, h0, c0, recurrent_kernel):
 
 def _lstm_grad_forward(c0, recurrent_kernel, y, g):
     """The backward loop (see the module docstring); ``g`` is the cotangent of ``y``."""
-    out = B.xp.empty(y.shape, dtype=y.dtype)
+    steps, batch, _, u = y.shape
+    out = B.xp.empty((steps + 1, batch, 4 * u), dtype=y.dtype)
     if native_lstm.backward(c0, recurrent_kernel, y, g, out, matrix_product):
         return out
     return _numpy_backward(c0, recurrent_kernel, y, g, out)
@@ -80,25 +82,24 @@ def _numpy_backward(c0, recurrent_kernel, y, g, out=None, xp=None, product=matri
     xp = xp or B.xp
     steps, batch, _, u = y.shape
     if out is None:
-        out = xp.empty(y.shape, dtype=y.dtype)
+        out = xp.empty((steps + 1, batch, 4 * u), dtype=y.dtype)
     kernel_t = recurrent_kernel.T
     dh = dc = None
     for t in range(steps - 1, -1, -1):
-        gt, slots, grads = g[t], y[t], out[t]
+        gt, slots, dz = g[t], y[t], out[t]
         i, f, cc, o = slots[:, 2], slots[:, 3], slots[:, 4], slots[:, 5]
         c_prev = c0 if t == 0 else y[t - 1, :, 1]
         dh = gt[:, 0] if dh is None else dh + gt[:, 0]
         tanh_c = xp.tanh(slots[:, 1])
         dc_own = dh * o * (1.0 - tanh_c * tanh_c)
         dc = gt[:, 1] + dc_own if dc is None else dc + gt[:, 1] + dc_own
-        xp.multiply((dc * cc + gt[:, 2]) * i, 1.0 - i, out=grads[:, 0])
-        xp.multiply((dc * c_prev + gt[:, 3]) * f, 1.0 - f, out=grads[:, 1])
-        xp.multiply(dc * i + gt[:, 4], 1.0 - cc * cc, out=grads[:, 2])
-        xp.multiply((dh * tanh_c + gt[:, 5]) * o, 1.0 - o, out=grads[:, 3])
-        dz = grads[:, :4].reshape(batch, 4 * u)
-        dh = product(xp.ascontiguousarray(dz), kernel_t)
-        grads[:, 4] = dh
-        dc = xp.multiply(dc, f, out=grads[:, 5])
+        xp.multiply((dc * cc + gt[:, 2]) * i, 1.0 - i, out=dz[:, :u])
+        xp.multiply((dc * c_prev + gt[:, 3]) * f, 1.0 - f, out=dz[:, u:2 * u])
+        xp.multiply(dc * i + gt[:, 4], 1.0 - cc * cc, out=dz[:, 2 * u:3 * u])
+        xp.multiply((dh * tanh_c + gt[:, 5]) * o, 1.0 - o, out=dz[:, 3 * u:])
+        dh = product(dz, kernel_t)
+        dc = dc * f
+    native_lstm._initial_gradients(out, dh, dc, u)
     return out
 
 
@@ -124,7 +125,7 @@ def _backward_steps(F, c0, recurrent_kernel, y, g):
     """``lstm_sequence_grad`` from per-step ops."""
     steps = y.shape[0]
     dh = dc = None
-    rows = []
+    rows = []   # dz of each step, last step first
     kernel_t = F.transpose(recurrent_kernel, (1, 0))
     for t in range(steps - 1, -1, -1):
         h_, c, i, f, cc, o = (F.getitem(y, key=(t, slice(None), k)) for k in range(_SLOTS))
@@ -133,12 +134,14 @@ def _backward_steps(F, c0, recurrent_kernel, y, g):
         dh = gh if dh is None else dh + gh
         tanh_c = F.tanh(c)
         dc = (gc if dc is None else dc + gc) + dh * o * (1.0 - tanh_c * tanh_c)
-        dz = [(dc * cc + gi) * i * (1.0 - i), (dc * c_prev + gf) * f * (1.0 - f),
-              (dc * i + gcc) * (1.0 - cc * cc), (dh * tanh_c + go) * o * (1.0 - o)]
-        dh = F.matmul(_concat(F, dz, 1), kernel_t)
+        dz = _concat(F, [(dc * cc + gi) * i * (1.0 - i), (dc * c_prev + gf) * f * (1.0 - f),
+                         (dc * i + gcc) * (1.0 - cc * cc), (dh * tanh_c + go) * o * (1.0 - o)],
+                     1)
+        dh = F.matmul(dz, kernel_t)
         dc = dc * f
-        rows.append(F.stack(dz + [dh, dc]))
-    return F.transpose(F.stack(rows[::-1]), (0, 2, 1, 3))
+        rows.append(dz)
+    last = _concat(F, [dh, dc, F.zeros_like(dh), F.zeros_like(dc)], 1)
+    return F.stack(rows[::-1] + [last])
 
 
 def _concat(F, values, axis):
@@ -191,10 +194,9 @@ def _lstm_vjp(F, g, x, y):
     _, h0, c0, kernel = x
     steps, batch, _, u = (int(d) for d in y.shape)
     grads = F.lstm_sequence_grad(c0, kernel, y, g)
-    dz = F.reshape(F.getitem(grads, key=(slice(None), slice(None), slice(0, 4))),
-                   (steps, batch, 4 * u))
-    dh0 = F.getitem(grads, key=(0, slice(None), 4)) if F.needs[1] else None
-    dc0 = F.getitem(grads, key=(0, slice(None), 5)) if F.needs[2] else None
+    dz = F.getitem(grads, key=(slice(0, steps),))
+    dh0 = F.getitem(grads, key=(steps, slice(None), slice(0, u))) if F.needs[1] else None
+    dc0 = F.getitem(grads, key=(steps, slice(None), slice(u, 2 * u))) if F.needs[2] else None
     d_kernel = None
     if F.needs[3]:   # sum over the steps of h_prev^T dz: one product
         h_prev = F.getitem(y, key=(slice(0, steps - 1), slice(None), 0))

@@ -224,9 +224,10 @@ def test_the_backward_pass_is_the_closed_form_of_one_step():
     g[0, 0, 0] = 1.0     # d h
     grads = lstm_ops._numpy_backward(np.zeros((1, 1)), np.zeros((1, 4)), y, g, **on_host)
     dc = o * (1 - np.tanh(c) ** 2)
-    expected = [dc * cc * i * (1 - i), 0.0, dc * i * (1 - cc ** 2),
-                np.tanh(c) * o * (1 - o), 0.0, dc * f]
-    np.testing.assert_allclose(grads[0, 0, :, 0], expected, rtol=1e-14, atol=1e-300)
+    # dz (c_prev = 0: no forget-gate gradient), then h0's (a zero kernel) and c0's gradients
+    expected = [[dc * cc * i * (1 - i), 0.0, dc * i * (1 - cc ** 2), np.tanh(c) * o * (1 - o)],
+                [0.0, dc * f, 0.0, 0.0]]
+    np.testing.assert_allclose(grads[:, 0], expected, rtol=1e-14, atol=1e-300)
 
 
 def test_compiled_passes_hold_the_copies_they_read_by_address():

@@ -21,22 +21,22 @@ from .native_nn import _address
 _I, _P = ctypes.c_int64, ctypes.c_void_p
 
 SOURCE = r"""
-/* z = x + p; the arguments of numpy's exp (-|z| for the gates i, f, o, packed (rows, 3u))
-   and of its tanh (z of the candidate, (rows, u)) */
+/* z = (x + b) + p; the arguments of numpy's exp (-|z| for the gates i, f, o, packed
+   (rows, 3u)) and of its tanh (z of the candidate, (rows, u)) */
 #define LSTM_ARGS(NAME, T)                                                               \
-void NAME(int64_t rows, int64_t u, const T *restrict x, int64_t xs, const T *restrict p, \
-          T *restrict z, T *restrict e, T *restrict a) {                                 \
+void NAME(int64_t rows, int64_t u, const T *restrict x, int64_t xs, const T *restrict b, \
+          const T *restrict p, T *restrict z, T *restrict e, T *restrict a) {            \
     for (int64_t r = 0; r < rows; r++) {                                                 \
         const T *xr = x + r * xs, *pr = p + r * 4 * u;                                   \
         T *zr = z + r * 4 * u, *er = e + r * 3 * u, *ar = a + r * u;                     \
         for (int64_t j = 0; j < 2 * u; j++) {                                            \
-            T v = xr[j] + pr[j]; zr[j] = v; er[j] = -(v < 0 ? -v : v);                  \
+            T v = (xr[j] + b[j]) + pr[j]; zr[j] = v; er[j] = -(v < 0 ? -v : v);         \
         }                                                                                \
         for (int64_t j = 2 * u; j < 3 * u; j++) {                                        \
-            T v = xr[j] + pr[j]; zr[j] = v; ar[j - 2 * u] = v;                           \
+            T v = (xr[j] + b[j]) + pr[j]; zr[j] = v; ar[j - 2 * u] = v;                  \
         }                                                                                \
         for (int64_t j = 3 * u; j < 4 * u; j++) {                                        \
-            T v = xr[j] + pr[j]; zr[j] = v; er[j - u] = -(v < 0 ? -v : v);              \
+            T v = (xr[j] + b[j]) + pr[j]; zr[j] = v; er[j - u] = -(v < 0 ? -v : v);     \
         }                                                                                \
     }                                                                                    \
 }
@@ -113,7 +113,7 @@ LSTM_BACKWARD(lstm_backward_float32, float)
 LSTM_BACKWARD(lstm_backward_float64, double)
 """
 
-_SIGNATURES = {"lstm_args": [_I, _I, _P, _I, _P, _P, _P, _P],
+_SIGNATURES = {"lstm_args": [_I, _I, _P, _I, _P, _P, _P, _P, _P],
                "lstm_gates": [_I, _I, _P, _P, _P, _P, _I, _P, _I, _P],
                "lstm_output": [_I, _I, _P, _P, _I, _P],
                "lstm_backward": [_I, _I, _P, _I, _P, _I, _P, _I, _P, _P, _P, _P, _P]}
@@ -151,13 +151,13 @@ def _rows(a, u, slots):
     return a.strides[0] // size
 
 
-def forward(x_proj, h0, c0, kernel, out, product, fns=None):
+def forward(x_proj, bias, h0, c0, kernel, out, product, fns=None):
     """``lstm_ops``' forward into ``out`` (steps, batch, 6, u), or False where the kernels do
     not run (the caller then takes the numpy path). ``product(a, b, out)`` is the matrix
     product the per-step ops use."""
     steps, batch, width = x_proj.shape
     u = width // 4
-    fns = fns or _kernels_for(x_proj, h0, c0, kernel, out)
+    fns = fns or _kernels_for(x_proj, bias, h0, c0, kernel, out)
     size = x_proj.itemsize
     if fns is None or x_proj.strides[2] != size or x_proj.strides[1] % size \
             or x_proj.strides[0] % size:
@@ -172,9 +172,11 @@ def forward(x_proj, h0, c0, kernel, out, product, fns=None):
     y0, y_step = out.ctypes.data, out.strides[0]
     c0 = numpy.ascontiguousarray(c0)      # held: the first step reads it by address
     c_prev, c_stride = _address(c0), u
+    bias = numpy.ascontiguousarray(bias)  # held too
+    b_ = _address(bias)
     for t in range(steps):
         product(h, kernel, p)
-        args(batch, u, x0 + t * x_step, xs, p_, z_, e_, a_)
+        args(batch, u, x0 + t * x_step, xs, b_, p_, z_, e_, a_)
         numpy.exp(e, out=e)
         numpy.tanh(a, out=a)
         y_t = y0 + t * y_step
@@ -254,9 +256,10 @@ def matches_numpy(kernels):
         x_proj[1, 1, :3] = (30.0, -30.0, 200.0)
         h0, c0 = (rng.standard_normal((2, batch, u)) * 0.5).astype(dtype)
         kernel = (rng.standard_normal((u, 4 * u)) * 0.5).astype(dtype)
-        y = lstm_ops._numpy_forward(x_proj, h0, c0, kernel, xp=numpy, product=_product)
+        bias = rng.standard_normal(4 * u).astype(dtype)
+        y = lstm_ops._numpy_forward(x_proj, bias, h0, c0, kernel, xp=numpy, product=_product)
         got = numpy.empty_like(y)
-        if not forward(x_proj, h0, c0, kernel, got, _product, fns) \
+        if not forward(x_proj, bias, h0, c0, kernel, got, _product, fns) \
                 or not numpy.array_equal(got, y):
             return False
         g = rng.standard_normal(y.shape).astype(dtype)

@@ -4,8 +4,9 @@ Keras' LSTM step with its default activations (``tanh``, ``sigmoid``) as per-ste
 ops costs about a dozen ops forward and as many backward for every time step; here the loop
 over the steps runs inside two kernels:
 
-* ``lstm_sequence(x_proj, h0, c0, recurrent_kernel)``: ``x_proj`` (steps, batch, 4u) is the
-  input part of every step (``x @ kernel + bias``, gates ``i, f, c, o``). The output is
+* ``lstm_sequence(x_proj, bias, h0, c0, recurrent_kernel)``: ``x_proj`` (steps, batch, 4u)
+  is ``x @ kernel`` for every step (gates ``i, f, c, o``), added to ``bias`` (4u) in the
+  loop's first pass rather than in a pass of its own. The output is
   (steps, batch, 6, u): for each step ``h, c`` and the gate activations ``i, f, c~, o`` (the
   backward pass reads them instead of recomputing). The forward runs the same float
   operations in the same order as the per-step ops, so ``h`` and ``c`` are the same bits.
@@ -34,12 +35,12 @@ from .registry import defop
 _SLOTS = 6   # of the forward's output: h, c, i, f, c~, o
 
 
-def _lstm_forward(x_proj, h0, c0, recurrent_kernel):
+def _lstm_forward(x_proj, bias, h0, c0, recurrent_kernel):
     steps, batch, width = x_proj.shape
     out = B.xp.empty((steps, batch, _SLOTS, width // 4), dtype=x_proj.dtype)
-    if native_lstm.forward(x_proj, h0, c0, recurrent_kernel, out, matrix_product):
+    if native_lstm.forward(x_proj, bias, h0, c0, recurrent_kernel, out, matrix_product):
         return out
-    return _numpy_forward(x_proj, h0, c0, recurrent_kernel, out)
+    return _numpy_forward(x_proj, bias, h0, c0, recurrent_kernel, out)
 
 
 def _lstm_grad_forward(c0, recurrent_kernel, y, g):
@@ -51,9 +52,10 @@ def _lstm_grad_forward(c0, recurrent_kernel, y, g):
     return _numpy_backward(c0, recurrent_kernel, y, g, out)
 
 
-def _numpy_forward(x_proj, h0, c0, recurrent_kernel, out=None, xp=None,
+def _numpy_forward(x_proj, bias, h0, c0, recurrent_kernel, out=None, xp=None,
                    product=matrix_product):
-    """The per-step ops' float operations, in their order (``LSTMCell._step``). ``xp`` and
+    """The per-step ops' float operations, in their order (``LSTMCell._project`` adds the
+    bias, ``LSTMCell._step`` the recurrent product). ``xp`` and
     ``product``: another array module and matrix product (the start-up check's numpy)."""
     sigmoid = _sigmoid if xp is None else (lambda v: _sigmoid_numpy(v, xp))
     xp = xp or B.xp
@@ -63,7 +65,7 @@ def _numpy_forward(x_proj, h0, c0, recurrent_kernel, out=None, xp=None,
         out = xp.empty((steps, batch, _SLOTS, u), dtype=x_proj.dtype)
     h, c = h0, c0
     for t in range(steps):
-        z = xp.add(x_proj[t], product(h, recurrent_kernel))
+        z = xp.add(xp.add(x_proj[t], bias), product(h, recurrent_kernel))
         slots = out[t]
         i, f, cc, o = (slots[:, 2], slots[:, 3], slots[:, 4], slots[:, 5])
         i[...] = sigmoid(z[:, :u])
@@ -105,13 +107,13 @@ def _numpy_backward(c0, recurrent_kernel, y, g, out=None, xp=None, product=matri
 
 # --- the same computations as registered ops (higher derivatives, forward mode) ----------------
 
-def _forward_steps(F, x_proj, h0, c0, recurrent_kernel):
+def _forward_steps(F, x_proj, bias, h0, c0, recurrent_kernel):
     """``lstm_sequence`` from per-step ops."""
     steps = x_proj.shape[0]
     u = recurrent_kernel.shape[0]
     h, c, rows = h0, c0, []
     for t in range(steps):
-        z = F.getitem(x_proj, key=(t,)) + F.matmul(h, recurrent_kernel)
+        z = (F.getitem(x_proj, key=(t,)) + bias) + F.matmul(h, recurrent_kernel)
         i, f, cc, o = (F.getitem(z, key=(slice(None), slice(k * u, (k + 1) * u)))
                        for k in range(4))
         i, f, cc, o = F.sigmoid(i), F.sigmoid(f), F.tanh(cc), F.sigmoid(o)
@@ -191,19 +193,20 @@ def _jvp_of_steps(steps_fn, inputs, tangents):
 
 
 def _lstm_vjp(F, g, x, y):
-    _, h0, c0, kernel = x
+    _, _, h0, c0, kernel = x
     steps, batch, _, u = (int(d) for d in y.shape)
     grads = F.lstm_sequence_grad(c0, kernel, y, g)
     dz = F.getitem(grads, key=(slice(0, steps),))
-    dh0 = F.getitem(grads, key=(steps, slice(None), slice(0, u))) if F.needs[1] else None
-    dc0 = F.getitem(grads, key=(steps, slice(None), slice(u, 2 * u))) if F.needs[2] else None
+    dh0 = F.getitem(grads, key=(steps, slice(None), slice(0, u))) if F.needs[2] else None
+    dc0 = F.getitem(grads, key=(steps, slice(None), slice(u, 2 * u))) if F.needs[3] else None
     d_kernel = None
-    if F.needs[3]:   # sum over the steps of h_prev^T dz: one product
+    if F.needs[4]:   # sum over the steps of h_prev^T dz: one product
         h_prev = F.getitem(y, key=(slice(0, steps - 1), slice(None), 0))
         h_prev = _concat(F, [F.reshape(h0, (1, batch, u)), h_prev], 0)
         d_kernel = F.matmul(F.transpose(F.reshape(h_prev, (steps * batch, u)), (1, 0)),
                             F.reshape(dz, (steps * batch, 4 * u)))
-    return (dz if F.needs[0] else None), dh0, dc0, d_kernel
+    # the bias's gradient is dz summed over the steps and the batch (the tape's unbroadcast)
+    return (dz if F.needs[0] else None), (dz if F.needs[1] else None), dh0, dc0, d_kernel
 
 
 def _lstm_jvp(F, t, x, y):
@@ -221,7 +224,8 @@ def _lstm_grad_jvp(F, t, x, y):
 def _samples():
     rng = numpy.random.default_rng(11)
     batch, steps, u = 2, 3, 2
-    return [((rng.standard_normal((steps, batch, 4 * u)), rng.standard_normal((batch, u)),
+    return [((rng.standard_normal((steps, batch, 4 * u)), rng.standard_normal(4 * u),
+              rng.standard_normal((batch, u)),
               rng.standard_normal((batch, u)), rng.standard_normal((u, 4 * u)) * 0.5), {})]
 
 
@@ -237,12 +241,13 @@ def _grad_samples():
 _lstm_grad = defop("lstm_sequence_grad", _lstm_grad_forward, arity=4, vjp=_lstm_grad_vjp,
                    jvp=_lstm_grad_jvp, save=(0, 1, 2, 3), batch_unaware=True,
                    samples=_grad_samples, type="LstmSequenceGrad")
-_lstm = defop("lstm_sequence", _lstm_forward, arity=4, vjp=_lstm_vjp, jvp=_lstm_jvp,
-              save=(0, 1, 2, 3, "out"), batch_unaware=True, samples=_samples,
+_lstm = defop("lstm_sequence", _lstm_forward, arity=5, vjp=_lstm_vjp, jvp=_lstm_jvp,
+              save=(2, 3, 4, "out"), batch_unaware=True, samples=_samples,
               type="LstmSequence")
 
 
-def lstm_sequence(x_proj, h0, c0, recurrent_kernel):
+def lstm_sequence(x_proj, bias, h0, c0, recurrent_kernel):
     """(steps, batch, 6, units): per step ``h, c, i, f, c~, o`` of Keras' LSTM (tanh, sigmoid)
-    for the projected inputs ``x_proj`` (steps, batch, 4 units) and initial states."""
-    return _lstm(x_proj, h0, c0, recurrent_kernel)
+    for the inputs times the kernel, ``x_proj`` (steps, batch, 4 units), the bias (4 units)
+    and the initial states."""
+    return _lstm(x_proj, bias, h0, c0, recurrent_kernel)

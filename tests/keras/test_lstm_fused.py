@@ -199,9 +199,10 @@ def test_compiled_passes_give_the_numpy_paths_bits(dtype, steps, batch, units):
     x_proj = (rng.standard_normal((steps, batch, 4 * units)) * 3).astype(dtype)[::-1]
     h0, c0 = rng.standard_normal((2, batch, units)).astype(dtype)
     kernel = (rng.standard_normal((units, 4 * units)) * 0.5).astype(dtype)
-    expected = lstm_ops._numpy_forward(x_proj, h0, c0, kernel)
+    bias = rng.standard_normal(4 * units).astype(dtype)
+    expected = lstm_ops._numpy_forward(x_proj, bias, h0, c0, kernel)
     got = np.empty_like(expected)
-    assert native_lstm.forward(x_proj, h0, c0, kernel, got, matrix_product)   # a reversed view
+    assert native_lstm.forward(x_proj, bias, h0, c0, kernel, got, matrix_product)   # reversed
     np.testing.assert_array_equal(got, expected)
     g = rng.standard_normal(expected.shape).astype(dtype)
     back = lstm_ops._numpy_backward(c0, kernel, expected, g)
@@ -217,8 +218,8 @@ def test_the_backward_pass_is_the_closed_form_of_one_step():
     cc = np.tanh(z[0, 2])
     c = i * cc
     on_host = {"xp": np, "product": np.matmul}
-    y = lstm_ops._numpy_forward(z[None], np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 4)),
-                                **on_host)
+    y = lstm_ops._numpy_forward(z[None], np.zeros(4), np.zeros((1, 1)), np.zeros((1, 1)),
+                                np.zeros((1, 4)), **on_host)
     np.testing.assert_allclose(y[0, 0, :, 0], [o * np.tanh(c), c, i, f, cc, o], rtol=1e-15)
     g = np.zeros_like(y)
     g[0, 0, 0] = 1.0     # d h
@@ -242,6 +243,7 @@ def test_compiled_passes_hold_the_copies_they_read_by_address():
     h0 = rng.standard_normal((batch, u))
     c0 = rng.standard_normal((batch, 2 * u))[:, ::2]          # strided
     kernel = rng.standard_normal((u, 4 * u)) * 0.5
+    bias = rng.standard_normal(4 * u)
 
     def product(a, b, out=None):
         garbage = [np.full(c0.shape, np.nan) for _ in range(8)]
@@ -249,9 +251,9 @@ def test_compiled_passes_hold_the_copies_they_read_by_address():
         return np.matmul(a, b, out=out)
 
     on_host = {"xp": np, "product": np.matmul}
-    expected = lstm_ops._numpy_forward(x_proj, h0, c0, kernel, **on_host)
+    expected = lstm_ops._numpy_forward(x_proj, bias, h0, c0, kernel, **on_host)
     y = np.empty_like(expected)
-    assert native_lstm.forward(x_proj, h0, c0, kernel, y, product)
+    assert native_lstm.forward(x_proj, bias, h0, c0, kernel, y, product)
     np.testing.assert_array_equal(y, expected)
     g = rng.standard_normal(y.shape)
     expected = lstm_ops._numpy_backward(c0, kernel, y, g, **on_host)

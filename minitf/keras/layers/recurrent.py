@@ -20,7 +20,7 @@ from . import masking
 from .base import Layer, _is_shape, _map_leaves
 from .tracking import _CTX
 from .recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells,
-                              _RecurrentCell, cell_output_size)
+                              _RecurrentCell, cell_output_size, matmul_last)
 
 __all__ = ["RNN", "SimpleRNN", "LSTM", "GRU"]
 
@@ -125,13 +125,16 @@ def _cell_step(cell, step_shape, dtype, training):
     return lambda x_t, states: cell(x_t, states, **kwargs)
 
 
-def _fused_lstm(cell, sequences, params, states, go_backwards):
+def _fused_lstm(sequences, params, states, go_backwards):
     """``(sequence, last output, [h, c])`` of an LSTM cell over ``sequences``, its loop in one
-    op (``lstm_ops.lstm_sequence``, time-major)."""
-    projected = cell._project(array_ops.transpose(sequences, (1, 0, 2)), params)
+    op (``lstm_ops.lstm_sequence``, time-major; it adds the bias)."""
+    kernel, recurrent_kernel, bias, _ = params
+    projected = matmul_last(array_ops.transpose(sequences, (1, 0, 2)), kernel)
     if go_backwards:
         projected = projected[::-1]
-    steps = lstm_ops.lstm_sequence(projected, states[0], states[1], params[1])
+    if bias is None:
+        bias = array_ops.zeros((int(kernel.shape[-1]),), dtype=kernel.dtype)
+    steps = lstm_ops.lstm_sequence(projected, bias, states[0], states[1], recurrent_kernel)
     last_h, last_c = steps[-1, :, 0], steps[-1, :, 1]
     return array_ops.transpose(steps[:, :, 0], (1, 0, 2)), last_h, [last_h, last_c]
 
@@ -309,7 +312,7 @@ class RNN(Layer):
                 sequences = sequences * array_ops.reshape(x_mask, (batch, 1, shapes[0][2]))
             params = cell._params(dtype)
             if mask is None and rec_mask is None and cell._runs_fused():
-                return self._finish(*_fused_lstm(cell, sequences, params, states,
+                return self._finish(*_fused_lstm(sequences, params, states,
                                                  self.go_backwards), spec)
             inputs = array_ops.unstack(cell._project(sequences, params), axis=1)
 

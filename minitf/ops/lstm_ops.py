@@ -47,9 +47,20 @@ def _lstm_grad_forward(c0, recurrent_kernel, y, g):
     """The backward loop (see the module docstring); ``g`` is the cotangent of ``y``."""
     steps, batch, _, u = y.shape
     out = B.xp.empty((steps + 1, batch, 4 * u), dtype=y.dtype)
-    if native_lstm.backward(c0, recurrent_kernel, y, g, out, matrix_product):
-        return out
-    return _numpy_backward(c0, recurrent_kernel, y, g, out)
+    initial = native_lstm.backward(c0, recurrent_kernel, y, g, out, matrix_product)
+    if initial is None:
+        return _numpy_backward(c0, recurrent_kernel, y, g, out)
+    last_row(out, *initial)
+    return out
+
+
+def last_row(out, dh0, dc0):
+    """The last row of ``lstm_sequence_grad``'s result: the gradients of h0 and c0, then
+    zeros."""
+    u = dh0.shape[-1]
+    out[-1, :, :u] = dh0
+    out[-1, :, u:2 * u] = dc0
+    out[-1, :, 2 * u:] = 0
 
 
 def _numpy_forward(x_proj, bias, h0, c0, recurrent_kernel, out=None, xp=None,
@@ -86,7 +97,7 @@ def _numpy_backward(c0, recurrent_kernel, y, g, out=None, xp=None, product=matri
     if out is None:
         out = xp.empty((steps + 1, batch, 4 * u), dtype=y.dtype)
     kernel_t = recurrent_kernel.T
-    dh = dc = None
+    dh = dc = xp.zeros((batch, u), dtype=y.dtype) if steps == 0 else None
     for t in range(steps - 1, -1, -1):
         gt, slots, dz = g[t], y[t], out[t]
         i, f, cc, o = slots[:, 2], slots[:, 3], slots[:, 4], slots[:, 5]
@@ -101,7 +112,7 @@ def _numpy_backward(c0, recurrent_kernel, y, g, out=None, xp=None, product=matri
         xp.multiply((dh * tanh_c + gt[:, 5]) * o, 1.0 - o, out=dz[:, 3 * u:])
         dh = product(dz, kernel_t)
         dc = dc * f
-    native_lstm._initial_gradients(out, dh, dc, u)
+    last_row(out, dh, dc)
     return out
 
 
@@ -200,7 +211,9 @@ def _lstm_vjp(F, g, x, y):
     dh0 = F.getitem(grads, key=(steps, slice(None), slice(0, u))) if F.needs[2] else None
     dc0 = F.getitem(grads, key=(steps, slice(None), slice(u, 2 * u))) if F.needs[3] else None
     d_kernel = None
-    if F.needs[4]:   # sum over the steps of h_prev^T dz: one product
+    if F.needs[4] and steps == 0:
+        d_kernel = F.zeros_like(kernel)
+    elif F.needs[4]:   # sum over the steps of h_prev^T dz: one product
         h_prev = F.getitem(y, key=(slice(0, steps - 1), slice(None), 0))
         h_prev = _concat(F, [F.reshape(h0, (1, batch, u)), h_prev], 0)
         d_kernel = F.matmul(F.transpose(F.reshape(h_prev, (steps * batch, u)), (1, 0)),

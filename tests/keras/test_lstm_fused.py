@@ -207,7 +207,7 @@ def test_compiled_passes_give_the_numpy_paths_bits(dtype, steps, batch, units):
     g = rng.standard_normal(expected.shape).astype(dtype)
     back = lstm_ops._numpy_backward(c0, kernel, expected, g)
     got = np.empty_like(back)
-    assert native_lstm.backward(c0, kernel, expected, g, got, matrix_product)
+    lstm_ops.last_row(got, *native_lstm.backward(c0, kernel, expected, g, got, matrix_product))
     np.testing.assert_array_equal(got, back)
 
 
@@ -258,5 +258,5 @@ def test_compiled_passes_hold_the_copies_they_read_by_address():
     g = rng.standard_normal(y.shape)
     expected = lstm_ops._numpy_backward(c0, kernel, y, g, **on_host)
     got = np.empty_like(expected)
-    assert native_lstm.backward(c0, kernel, y, g, got, product)
+    lstm_ops.last_row(got, *native_lstm.backward(c0, kernel, y, g, got, product))
     np.testing.assert_array_equal(got, expected)

@@ -316,8 +316,8 @@ def kernels():
 
 def family(name):
     """One family of the compiled kernels (``"nn"``, ``"winograd"``, ``"direct_conv"``,
-    ``"elementwise"``, ``"lstm"``) for the numpy backend, or None (another backend, no kernels, or a
-    family that failed its start-up check)."""
+    ``"elementwise"``, ``"lstm"``) for the numpy backend, or None (another backend, no
+    kernels, or a family that failed its start-up check)."""
     if backend.xp is not _numpy:
         return None
     compiled = _kernels if _loaded else kernels()

@@ -285,22 +285,19 @@ def _load():
         logger.debug("minitf: native kernels round differently from numpy; not used")
         return None
     thread_pool.install(kernels.lib)
-    if not native_nn_checks.matches_numpy(kernels.nn):
-        logger.debug("minitf: native NN kernels differ from numpy; not used")
-        kernels.nn = None
-    if not winograd.matches_direct(kernels.winograd):
-        logger.debug("minitf: native Winograd transforms differ from a direct convolution")
-        kernels.winograd = None
-    if not direct_conv.matches_direct(kernels.direct_conv):
-        logger.debug("minitf: native direct convolution differs from numpy's")
-        kernels.direct_conv = None
-    if not native_elementwise.matches_numpy(kernels.elementwise):
-        logger.debug("minitf: native element-wise kernels differ from numpy's")
-        kernels.elementwise = None
-    if not native_lstm.matches_numpy(kernels.lstm):
-        logger.debug("minitf: native LSTM kernels differ from numpy's")
-        kernels.lstm = None
+    for name, matches, reference in _FAMILY_CHECKS:
+        if not matches(getattr(kernels, name)):
+            logger.debug("minitf: native %s kernels differ from %s; not used", name, reference)
+            setattr(kernels, name, None)
     return kernels
+
+
+# Each family's start-up check: (attribute of Kernels, check, what it is compared with).
+_FAMILY_CHECKS = (("nn", native_nn_checks.matches_numpy, "numpy"),
+                  ("winograd", winograd.matches_direct, "a direct convolution"),
+                  ("direct_conv", direct_conv.matches_direct, "numpy's convolution"),
+                  ("elementwise", native_elementwise.matches_numpy, "numpy"),
+                  ("lstm", native_lstm.matches_numpy, "numpy"))
 
 
 def kernels():
